@@ -1,0 +1,295 @@
+"""yuezheng command line — the only module that prints.
+
+Each command is a ``cmd_<name>(args) -> int`` function registered in ``_build_parser``.  Library
+errors that are the user's fault (a bad sheet, a bad argument) are ``UserError`` subclasses and
+end in exit code 2 with a one-paragraph message and no traceback; anything else is exit 1.
+Heavy libraries (pyo, music21, numpy-heavy modules) are imported inside the commands that need
+them so that ``yuezheng --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from cues.errors import UserError
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of exiting, so that main() owns the exit code."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UserError(f"{self.prog}: {message}\n{self.format_usage().rstrip()}")
+
+
+def _out(text: str = "") -> None:
+    sys.stdout.write(text + "\n")
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text.rstrip("\n") + "\n")
+
+
+def _print_json(obj: object) -> None:
+    _out(json.dumps(obj, ensure_ascii=False, indent=2))
+
+
+# ── commands ────────────────────────────────────────────────────────────────────────────────
+# (commands are added above the "commands end" marker; each registers itself in _COMMANDS)
+
+_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = []
+
+
+def command(register: Callable[[argparse._SubParsersAction], None]):
+    """Decorator: add a function that registers a sub-command on the sub-parsers."""
+    _COMMANDS.append(register)
+    return register
+
+
+EXIT_TEMPO_VIOLATION = 4  # `check`: a block of 節 or onsets does not hold
+
+
+@command
+def _register_check(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "check",
+        help="prove the timing holds (「間若一」): test 節 or onsets as an equal-interval grid",
+        description="Test a MIDI file, an audio recording or a live show log as equal-interval "
+        "grids. MIDI: each block of '節 k/N' markers (a block starts where k goes back to 1); "
+        "without markers, the note_on onsets merged within 30 ms. Audio (.wav .flac .aif .aiff "
+        ".ogg): the detected onsets. Log (.jsonl .ndjson): the {\"event\": \"jie\"} records of "
+        "the live player. Exit codes: 0 every block holds, 4 a block fails, 2 bad input.",
+    )
+    p.add_argument("file", metavar="FILE", help="FILE.mid, FILE.wav, FILE.flac or FILE.jsonl")
+    p.add_argument(
+        "--channel", type=int, metavar="N", default=None,
+        help="MIDI only, without 節 markers: check note onsets of channel N (1-16); "
+        "default: all channels",
+    )
+    p.add_argument(
+        "--tolerance-ms", type=float, metavar="T", default=None,
+        help="largest allowed deviation of an onset from the fitted grid, in ms "
+        "(default: MIDI 1, audio 10, log 5)",
+    )
+    p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    p.set_defaults(func=cmd_check)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from sequencer.tempo_check import check_file
+
+    report = check_file(args.file, channel=args.channel, tolerance_ms=args.tolerance_ms)
+    if args.json:
+        _print_json(report.to_json())
+        return EXIT_OK if report.ok else EXIT_TEMPO_VIOLATION
+    kinds = {
+        "midi-markers": "MIDI, 節 markers",
+        "midi-notes": "MIDI, note onsets",
+        "audio": "audio onsets",
+        "log": "live show log, 節 records",
+    }
+    _out(f"{report.source} — {kinds.get(report.kind, report.kind)}, "
+         f"tolerance ±{report.tolerance_ms:g} ms")
+    for note in report.notes:
+        _out(f"  note: {note}")
+    _out(f"  {'#':>2}  {'count':>5}  {'mean interval':>14}  {'max dev':>10}  {'CV':>8}  "
+         f"{'result':<6}  block")
+    jie = report.kind in ("midi-markers", "log")
+    for number, block in enumerate(report.blocks, start=1):
+        _out(f"  {number:>2}  {block.count:>5}  {block.mean_interval_s:>12.6f} s  "
+             f"{block.max_deviation_ms:>7.3f} ms  {block.cv * 100:>7.3f}%  "
+             f"{'ok' if block.ok else 'FAIL':<6}  {block.label}")
+        for v in block.violations:
+            which = f"節 {v.index + 1}" if jie else f"onset {v.index + 1}"
+            _out(f"        {which} at {v.time_s:.6f} s: {v.deviation_ms:+.3f} ms "
+                 f"({'late' if v.deviation_ms > 0 else 'early'})")
+        for note in block.notes:
+            _out(f"        note: {note}")
+    failed = sum(not b.ok for b in report.blocks)
+    if failed:
+        _out(f"{failed} of {len(report.blocks)} block{'s' if len(report.blocks) != 1 else ''} "
+             f"{'fails' if failed == 1 else 'fail'}: the timing does not hold")
+        return EXIT_TEMPO_VIOLATION
+    _out(f"every block holds ({len(report.blocks)} "
+         f"block{'s' if len(report.blocks) != 1 else ''}): 間若一")
+    return EXIT_OK
+
+
+@command
+def _register_score(sub: argparse._SubParsersAction) -> None:
+    from instruments.tuning import DEFAULT_HUANGZHONG_HZ, TUNING_SYSTEMS
+
+    p = sub.add_parser(
+        "score",
+        help="write the score of a 詩譜 piece, or of the sung pieces of a rite",
+        description="Write a score (MusicXML, compressed .mxl, or PDF through LilyPond) of a "
+        "piece of the 風雅十二詩譜 (every stanza: voice with syllable, 律 and 工尺 under each "
+        "note, and the 瑟 in unison), or of the sung (歌) pieces of a rite in order with the cue "
+        "ids as rehearsal marks. The 詩譜 notates no rhythm: every syllable is a quarter note. "
+        "Lost melodies are never invented.",
+    )
+    p.add_argument("target", metavar="PIECE|RITE",
+                   help="a repertoire title (鹿鳴, 关雎, …) or a rite (name, alias or .toml path)")
+    p.add_argument("-o", "--output", metavar="OUT", required=True,
+                   help="OUT.musicxml, OUT.xml, OUT.mxl or OUT.pdf (PDF needs Debian lilypond)")
+    p.add_argument("--huangzhong", type=float, metavar="HZ", default=DEFAULT_HUANGZHONG_HZ,
+                   help=f"frequency of 黃鍾 in Hz (default {DEFAULT_HUANGZHONG_HZ:.2f} = C4: the "
+                   "sources give none)")
+    p.add_argument("--tuning", choices=TUNING_SYSTEMS, default="sanfen",
+                   help="sanfen = 三分損益 (default), equal = equal temperament")
+    p.add_argument("--variant", action="append", metavar="V", default=[],
+                   help="rites only: select a variant reading (repeatable)")
+    p.set_defaults(func=cmd_score)
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from cues.repertoire import canonical_title
+    from instruments.score import piece_score, rite_score, write_score
+    from instruments.tuning import parse_tuning
+
+    tuning = parse_tuning(args.tuning, args.huangzhong)
+    title = canonical_title(args.target)
+    if title is not None:
+        if args.variant:
+            raise UserError(f"--variant applies to rites only; {title!r} is a piece")
+        score = piece_score(title, tuning)
+        what = f"《{title}》"
+    else:
+        try:
+            from cues.sheet import load_rite
+        except ImportError as exc:
+            raise UserError(f"{args.target!r} is not a piece of the repertoire, and rites cannot "
+                            f"be loaded here ({exc})") from None
+        rite = load_rite(args.target, args.variant or ())
+        score = rite_score(rite, tuning)
+        what = rite.title
+    out = write_score(score, args.output)
+    notes = len(score.parts[0].recurse().notes) if score.parts else 0
+    _out(f"wrote {out}: {what}, {notes} sung notes, {tuning.describe()}")
+    return EXIT_OK
+
+
+@command
+def _register_instruments(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "instruments",
+        help="list the instrument catalog: 八音, GM fallback and the synthesis voice model",
+        description="List every instrument of the catalog with its 八音 class, aliases, the "
+        "General MIDI fallback for external synths, and the model of its built-in voice.",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON array")
+    p.set_defaults(func=cmd_instruments)
+
+
+def cmd_instruments(args: argparse.Namespace) -> int:
+    from instruments.catalog import CATALOG
+    from instruments.voices import describe
+
+    rows = []
+    for inst in CATALOG.values():
+        rows.append({
+            "name": inst.name, "english": inst.english, "bayin": inst.bayin,
+            "pitched": inst.pitched, "aliases": list(inst.aliases),
+            "gm_program": inst.gm_program, "gm_key": inst.gm_key,
+            "description": inst.description, "voice": describe(inst.name),
+        })
+    if args.json:
+        _print_json(rows)
+        return EXIT_OK
+    for r in rows:
+        gm = (f"GM program {r['gm_program']}" if r["gm_program"] is not None
+              else f"GM drum key {r['gm_key']}")
+        _out(f"{r['name']}  [{r['bayin']}]  {r['english']}  "
+             f"({'pitched' if r['pitched'] else 'unpitched'}; {gm})")
+        if r["aliases"]:
+            _out(f"    aliases: {' '.join(r['aliases'])}")
+        _out(f"    {r['description']}")
+        _out(f"    voice: {r['voice']}")
+    return EXIT_OK
+
+
+@command
+def _register_audition(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "audition",
+        help="render a short demonstration of one instrument's voice to an audio file",
+        description="Render a few seconds of one instrument: the pentatonic 宮 商 角 徵 羽 清宮 "
+        "on 黃鍾 for pitched instruments, a few strokes for drums. 48 kHz stereo, 24-bit WAV or "
+        "FLAC by the output's extension.",
+    )
+    p.add_argument("name", metavar="NAME", help="an instrument of `yuezheng instruments`")
+    p.add_argument("-o", "--output", metavar="OUT", required=True, help="OUT.wav or OUT.flac")
+    p.add_argument("--huangzhong", type=float, metavar="HZ", default=261.63,
+                   help="frequency of 黃鍾 in Hz (default 261.63 = C4: the sources give none)")
+    p.add_argument("--tuning", choices=("sanfen", "equal"), default="equal",
+                   help="equal = equal temperament (default), sanfen = 三分損益")
+    p.add_argument("--bell-interval", choices=("minor", "major"), default="minor",
+                   help="編鐘: 側鼓音 a minor (default) or major third above the 正鼓音")
+    p.set_defaults(func=cmd_audition)
+
+
+def cmd_audition(args: argparse.Namespace) -> int:
+    from instruments.mixer import audition_notes, write_audio
+
+    pitch_hz = None
+    if args.tuning == "sanfen":
+        from instruments.tuning import parse_tuning
+
+        pitch_hz = parse_tuning(args.tuning, args.huangzhong).hz
+    notes = audition_notes(args.name, args.huangzhong, bell_interval=args.bell_interval,
+                           pitch_hz=pitch_hz)
+    report = write_audio(args.output, notes)
+    _out(f"wrote {report.path}: {notes[0].instrument}, {report.notes} notes, "
+         f"{report.duration_s:.2f} s, peak {report.peak:.3f}, "
+         f"{report.realtime_factor:.1f}× real time")
+    return EXIT_OK
+
+
+# ── commands end ────────────────────────────────────────────────────────────────────────────
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="yuezheng",
+        description="樂正 — cue, render, score and check the music of the Zhou rites "
+        "(鄉飲酒禮, 鄉射禮, 燕禮, 大射).",
+        epilog="Exit codes: 0 success, 2 bad input or usage, 1 anything else "
+        "(`check` also uses 4: a tempo violation).",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for register in _COMMANDS:
+        register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``yuezheng`` script."""
+    try:
+        parser = _build_parser()
+        args = parser.parse_args(argv)
+        return int(args.func(args))
+    except UserError as exc:
+        _err(f"yuezheng: {exc}")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        _err("yuezheng: interrupted")
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback for users
+        _err(f"yuezheng: internal error: {type(exc).__name__}: {exc}")
+        if os.environ.get("YUEZHENG_DEBUG"):
+            raise
+        return EXIT_FAILURE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""What is played: the cue-sheet format, its loader and validator, the repertoire, the rites."""

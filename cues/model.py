@@ -1,0 +1,197 @@
+"""The immutable model of a rite: what is played, by whom, when it is called, and why.
+
+Every value here is a frozen dataclass built only by the loader (``cues.sheet``), which has
+validated it; nothing in this module touches files or hardware.  Kinds come from one table,
+``KINDS``, as mido's message specs do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+# ── kinds ───────────────────────────────────────────────────────────────────────────────────
+# kind → (is music, short description)
+KINDS: MappingProxyType[str, tuple[bool, str]] = MappingProxyType({
+    "金奏": (True, "bells and drums: 「以鐘鑮播之，鼓磬應之，所謂金奏也」"),
+    "升歌": (True, "the 工 sing on the hall with 瑟"),
+    "笙": (True, "the mouth organs play below the hall, 「立于縣中」"),
+    "管": (True, "the bamboo pipes (簜) play below the hall"),
+    "間歌": (True, "alternation: 「一歌則一吹」"),
+    "合樂": (True, "「歌樂與眾聲俱作」: all together"),
+    "射節": (True, "drum-paced shooting music, 「間若一」"),
+    "無算樂": (True, "open-ended music after 無算爵: 「升歌間合無數也」"),
+    "陔": (True, "the guest's exit music, 陔夏, 「以鍾鼓奏之」"),
+    "驁": (True, "the lord's return music, 驁夏"),
+    "舞": (True, "a dance, e.g. 勺"),
+    "遷樂": (False, "the musicians move (the layout changes)"),
+    "獻": (False, "a pause while the musicians are offered wine (獻工, 獻笙)"),
+    "告備": (False, "the report that the set music is complete: 「正歌備」"),
+    "射": (False, "a round of shooting without music"),
+    "停": (False, "a pause held by the operator"),
+})
+MUSIC_KINDS = frozenset(k for k, (music, _) in KINDS.items() if music)
+
+# ── triggers ────────────────────────────────────────────────────────────────────────────────
+TRIGGER_GO = "go"  # the operator presses GO at the ritual moment named by ``at``
+TRIGGER_FOLLOW = "follow"  # starts when the previous cue ends
+TRIGGER_AFTER = "after"  # starts when a named earlier cue ends (``after:CUE``)
+TRIGGER_SIGNAL = "signal"  # waits for a named signal declared by the rite (``signal:NAME``)
+TRIGGER_KINDS = (TRIGGER_GO, TRIGGER_FOLLOW, TRIGGER_AFTER, TRIGGER_SIGNAL)
+
+# who performs a piece
+BY_SINGERS = "歌"
+BY_SHENG = "笙"
+BY_GUAN = "管"
+BY_BELLS = "鍾鼓"
+BY_VALUES = (BY_SINGERS, BY_SHENG, BY_GUAN, BY_BELLS)
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a cue comes from: the work, the file under ``cues/data/sources`` and a verbatim quote."""
+
+    work: str
+    quote: str
+    file: str | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Count:
+    """A performer or an instrument with how many there are."""
+
+    name: str
+    count: int
+
+
+@dataclass(frozen=True)
+class PieceRef:
+    """One piece as a cue plays it: its canonical title and who performs it (歌, 笙, 管, 鍾鼓)."""
+
+    title: str
+    by: str
+    realization: str | None = None  # a user's own MIDI/MusicXML file for a lost piece
+
+
+@dataclass(frozen=True)
+class Trigger:
+    kind: str  # one of TRIGGER_KINDS
+    target: str | None = None  # the cue id (after) or the signal name (signal)
+
+    def __str__(self) -> str:
+        return self.kind if self.target is None else f"{self.kind}:{self.target}"
+
+
+@dataclass(frozen=True)
+class Stop:
+    """A stop rule from the text: the music ends (``event``, e.g. 樂闋) at the ritual moment ``at``."""
+
+    event: str
+    at: str
+
+
+@dataclass(frozen=True)
+class Ou:
+    """One pair of archers (耦) in the shooting order; ``exempt`` sides are not judged by the drum."""
+
+    name: str
+    upper: str = "上射"
+    lower: str = "下射"
+    exempt: tuple[str, ...] = ()  # "右" (the 上射's side) and/or "左"
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where something hangs or stands: metres, x growing east, y growing north (the hall is north)."""
+
+    name: str
+    x: float
+    y: float
+    instrument: str | None = None
+    facing: str | None = None
+    source: Source | None = None
+
+
+@dataclass(frozen=True)
+class ShootingMusic:
+    """The 射節 of a cue: the song, the number of 節, the listening 節, and the order of pairs."""
+
+    song: str
+    jie: int
+    listen: int
+    ou: tuple[Ou, ...]
+    arrows: int = 4  # 乘矢
+
+
+@dataclass(frozen=True)
+class Cue:
+    id: str
+    kind: str
+    at: str  # the ritual moment that calls the cue, in the text's words
+    trigger: Trigger
+    source: Source
+    pieces: tuple[PieceRef, ...] = ()
+    zhong: int | None = None
+    performers: tuple[Count, ...] = ()
+    instruments: tuple[Count, ...] = ()
+    stop: Stop | None = None
+    title: str = ""
+    moves: tuple[Position, ...] = ()  # 遷樂: the new positions
+    shooting: ShootingMusic | None = None
+    pre_wait_s: float = 0.0
+    post_wait_s: float = 0.0
+    duration_s: float | None = None  # a fixed length given by the sheet (pauses)
+    operator_ends: bool = False  # the operator ends it (無算樂): no fixed length
+    when: tuple[str, ...] = ()  # played only when all these variants are chosen
+    unless: tuple[str, ...] = ()  # left out when any of these variants is chosen
+    line: int | None = None  # where the cue starts in its sheet
+
+    @property
+    def is_music(self) -> bool:
+        return self.kind in MUSIC_KINDS
+
+
+@dataclass(frozen=True)
+class Variant:
+    id: str
+    title: str
+    source: Source | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A reading the sources leave open, with the default used and the alternatives."""
+
+    name: str
+    value: str
+    choices: tuple[str, ...]
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Rite:
+    id: str
+    title: str
+    work: str
+    hang: str  # 宮縣 軒縣 判縣 特縣
+    layout: tuple[Position, ...]
+    cues: tuple[Cue, ...]
+    variants: tuple[Variant, ...] = ()
+    active_variants: tuple[str, ...] = ()
+    signals: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    settings: MappingProxyType[str, object] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    readings: tuple[Setting, ...] = ()
+    path: str | None = None
+    layout_source: Source | None = None
+
+    def cue(self, cue_id: str) -> Cue:
+        for c in self.cues:
+            if c.id == cue_id:
+                return c
+        raise KeyError(cue_id)

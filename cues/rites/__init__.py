@@ -1,0 +1,1 @@
+"""The built-in rites, as cue sheets (TOML) with citations."""

@@ -1,0 +1,93 @@
+"""The instrument catalog: every instrument a cue sheet may name, by the 八音 it belongs to.
+
+Names are the canonical traditional characters used in the texts; aliases (simplified forms and
+the names the 大射 hang gives to the east and west sets) resolve to them.  Each entry carries the
+General MIDI fallback used when the output is an external GM synth: a melodic program (0-based)
+on the entry's channel, or, for drums, a key on the GM percussion channel (channel index 9).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+GM_PERCUSSION_CHANNEL = 9
+
+
+@dataclass(frozen=True)
+class Instrument:
+    """One instrument of the catalog."""
+
+    name: str
+    english: str
+    bayin: str  # 金 石 絲 竹 匏 土 革 木, or 人聲 for the singers
+    pitched: bool
+    channel: int  # 0-based MIDI channel in yuezheng's files and live output
+    gm_program: int | None  # 0-based GM program (melodic instruments)
+    gm_key: int | None  # GM percussion key (drums, on channel 9)
+    description: str
+    aliases: tuple[str, ...] = field(default=())
+
+    @property
+    def is_drum(self) -> bool:
+        return self.gm_key is not None
+
+
+_ENTRIES: tuple[Instrument, ...] = (
+    Instrument("編鐘", "bianzhong, graded bronze bells", "金", True, 0, 14, None,
+               "two-tone bells hung sixteen to a frame (堵); 笙鍾 in the east, 頌鍾 in the west",
+               ("编钟", "鐘", "鍾", "钟", "笙鍾", "笙鐘", "頌鍾", "頌鐘", "庸鍾")),
+    Instrument("鑮", "bo, large single bell", "金", True, 1, 14, None,
+               "「鑮如鍾而大」 (大射 鄭注); with the drum it marks the music's 節",
+               ("镈", "鏄")),
+    Instrument("編磬", "bianqing, stone chimes", "石", True, 2, 13, None,
+               "L-shaped stones hung sixteen to a frame; 笙磬 in the east, 頌磬 in the west",
+               ("编磬", "磬", "笙磬", "頌磬", "颂磬")),
+    Instrument("瑟", "se, plucked zither", "絲", True, 3, 107, None,
+               "carried in by the 相者 and played by the 工 on the hall", ()),
+    Instrument("笙", "sheng, free-reed mouth organ", "匏", True, 4, 20, None,
+               "played below the hall, 「立于縣中」", ()),
+    Instrument("和", "he, small mouth organ", "匏", True, 5, 20, None,
+               "「三笙一和而成聲」; 「笙小者謂之和」 (爾雅, quoted in 鄉射 記 注)", ()),
+    Instrument("管", "guan, paired bamboo pipes (簜)", "竹", True, 6, 75, None,
+               "「管如笛而小，並兩而吹之」 (小師 注, quoted in 大射 疏)", ("簜", "篴")),
+    Instrument("歌", "the 工's singing voice", "人聲", True, 7, 52, None,
+               "the blind singers (瞽矇) who sing the 詩 on the hall", ("工歌", "人聲")),
+    Instrument("建鼓", "jiangu, large drum on a post", "革", False, GM_PERCUSSION_CHANNEL,
+               None, 35, "「建猶樹也。以木貫而載之」 (大射 鄭注)", ()),
+    Instrument("鼓", "gu, drum", "革", False, GM_PERCUSSION_CHANNEL, None, 36,
+               "the drum that paces the 射節 where the text names no particular drum", ()),
+    Instrument("朔鼙", "shuopi, the first small drum (west)", "革", False,
+               GM_PERCUSSION_CHANNEL, None, 50,
+               "「先擊朔鼙，應鼙應之」; 「鼙，小鼓也」", ()),
+    Instrument("應鼙", "yingpi, the answering small drum (east)", "革", False,
+               GM_PERCUSSION_CHANNEL, None, 48, "「應鼙，應朔鼙也」", ("应鼙",)),
+    Instrument("鼙", "pi, small drum", "革", False, GM_PERCUSSION_CHANNEL, None, 47,
+               "a small drum; 投壺 ○ strokes", ()),
+    Instrument("鼗", "tao, pellet drum with a handle", "革", False, GM_PERCUSSION_CHANNEL,
+               None, 54, "「鼗如鼓而小，有柄。賓至，搖之以奏樂也」", ("鞉",)),
+)
+
+CATALOG: MappingProxyType[str, Instrument] = MappingProxyType({i.name: i for i in _ENTRIES})
+_ALIASES: dict[str, str] = {}
+for _inst in _ENTRIES:
+    _ALIASES[_inst.name] = _inst.name
+    for _alias in _inst.aliases:
+        _ALIASES[_alias] = _inst.name
+
+
+def canonical_instrument(name: str) -> str | None:
+    """The catalog name for ``name`` (an alias or the name itself), or None if unknown."""
+    return _ALIASES.get(name.strip())
+
+
+def get_instrument(name: str) -> Instrument:
+    """Look an instrument up by name or alias; raises KeyError naming the known ones."""
+    canon = canonical_instrument(name)
+    if canon is None:
+        raise KeyError(f"unknown instrument {name!r}; known: {', '.join(CATALOG)}")
+    return CATALOG[canon]
+
+
+def instrument_names() -> tuple[str, ...]:
+    return tuple(CATALOG)
