@@ -53,6 +53,205 @@ def command(register: Callable[[argparse._SubParsersAction], None]):
     return register
 
 
+# — rites, show, validate, pieces, midi (the foundation) —
+
+
+def _add_settings(p: argparse.ArgumentParser) -> None:
+    """The compiler settings every timeline command accepts."""
+    g = p.add_argument_group("settings (override the sheet's [settings])")
+    g.add_argument("--variant", action="append", default=[], metavar="V",
+                   help="choose a variant of the rite (repeatable); `show` lists them")
+    g.add_argument("--tempo", dest="tempo_bpm", metavar="BPM",
+                   help="sung syllables a minute (default 60)")
+    g.add_argument("--jie-seconds", dest="jie_seconds", metavar="S",
+                   help="length of one 節 of a 射節 (default: one 終 of its song)")
+    g.add_argument("--lost-zhong-seconds", dest="lost_zhong_seconds", metavar="S",
+                   help="length of one 終 of a piece whose music is lost (default 20)")
+    g.add_argument("--go-gap", dest="go_gap_s", metavar="S",
+                   help="offline: seconds between a cue's end and the next operator GO "
+                        "(default 2)")
+    g.add_argument("--huangzhong", dest="huangzhong_hz", metavar="HZ",
+                   help="frequency of 黃鍾 (default 261.63 Hz, C4; the sources give none)")
+    g.add_argument("--tuning", choices=("sanfen", "equal"),
+                   help="三分損益 (default) or equal temperament")
+    g.add_argument("--drum-pattern", dest="drum_pattern",
+                   choices=("jie", "lu", "xue", "lu2", "xue2"),
+                   help="射節 strokes: jie (default) or a 投壺 pattern (魯鼓, 薛鼓)")
+    g.add_argument("--drum-reading", dest="drum_reading", choices=("follow", "precede"),
+                   help="reading of 投壺 block 1's labels (default follow)")
+    g.add_argument("--release-rule", dest="release_rule", choices=("half", "quarters"),
+                   help="when a release accords with the drum (default half: 上射 on the 節, "
+                        "下射 half a 節 later)")
+
+
+_SETTING_ARGS = ("tempo_bpm", "jie_seconds", "lost_zhong_seconds", "go_gap_s", "huangzhong_hz",
+                 "tuning", "drum_pattern", "drum_reading", "release_rule")
+
+
+def _load(args: argparse.Namespace):
+    """The rite named on the command line, with its variants, range and compiled settings."""
+    from cues.sheet import load_rite
+    from sequencer.compiler import make_settings, select_cues
+
+    rite = load_rite(args.rite, tuple(getattr(args, "variant", ()) or ()))
+    if getattr(args, "from_cue", None) or getattr(args, "until_cue", None):
+        rite = select_cues(rite, args.from_cue, args.until_cue)
+    overrides = {k: getattr(args, k, None) for k in _SETTING_ARGS}
+    return rite, make_settings(rite.settings, overrides)
+
+
+@command
+def _register_rites(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("rites", help="list the built-in rites")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_rites)
+
+
+def cmd_rites(args: argparse.Namespace) -> int:
+    from cues.sheet import BUILTIN_RITES, builtin_rite
+
+    rows = []
+    for rid in BUILTIN_RITES:
+        rite = builtin_rite(rid)
+        rows.append({"rite": rid, "title": rite.title, "work": rite.work, "hang": rite.hang,
+                     "aliases": list(rite.aliases), "cues": len(rite.cues),
+                     "variants": [v.id for v in rite.variants]})
+    if args.json:
+        _print_json(rows)
+        return EXIT_OK
+    for r in rows:
+        variants = f"  variants: {', '.join(r['variants'])}" if r["variants"] else ""
+        _out(f"{r['rite']:<14} {r['title']:<6} {r['hang']}  {r['cues']:>2} cues  "
+             f"aliases: {', '.join(r['aliases'])}{variants}")
+    return EXIT_OK
+
+
+@command
+def _register_show(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("show", help="show a rite's cues (a table, or the JSON contract)")
+    p.add_argument("rite", metavar="RITE|FILE", help="a built-in rite (or alias) or a .toml sheet")
+    p.add_argument("--json", action="store_true", help="print the JSON contract")
+    _add_settings(p)
+    p.set_defaults(func=cmd_show)
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from sequencer.compiler import compile_rite
+    from sequencer.views import rite_json
+
+    rite, settings = _load(args)
+    data = rite_json(rite, compile_rite(rite, settings))
+    if args.json:
+        _print_json(data)
+        return EXIT_OK
+    _out(f"{data['title']} ({data['rite']}) — {rite.work}; hang: {rite.hang}")
+    if rite.variants:
+        chosen = set(rite.active_variants)
+        _out("variants: " + "; ".join(
+            f"{'[x]' if v.id in chosen else '[ ]'} {v.id} = {v.title}" for v in rite.variants))
+    for reading in rite.readings:
+        _out(f"reading {reading.name} = {reading.value} (choices: {', '.join(reading.choices)})")
+    _out("")
+    _out(f"{'#':>2}  {'cue':<18} {'kind':<4} {'start':>8} {'length':>8}  trigger     pieces")
+    for i, cue in enumerate(data["cues"], start=1):
+        start = _clock(cue["start_s"])
+        length = _clock(cue["duration_s"]) if cue["duration_s"] is not None else "operator"
+        pieces = " ".join(f"《{t}》" for t in cue["pieces"])
+        if cue["zhong"]:
+            pieces += f" {cue['zhong']}終"
+        if cue.get("lost"):
+            pieces += " (lost: structure only)"
+        if cue["kind"] == "射節":
+            pieces += f" — {cue['jie']}節, {cue['listen']} to listen"
+        _out(f"{i:>2}  {cue['id']:<18} {cue['kind']:<4} {start:>8} {length:>8}  "
+             f"{cue['trigger']:<10}  {pieces}")
+        _out(f"    at 「{cue['at']}」 — {cue['source']['work']}: 「{cue['source']['quote']}」")
+    return EXIT_OK
+
+
+def _clock(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    whole = int(round(seconds))
+    return f"{whole // 60}:{whole % 60:02d}"
+
+
+@command
+def _register_validate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("validate", help="check cue sheets and report every problem")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.set_defaults(func=cmd_validate)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from cues.errors import SheetErrors
+    from cues.sheet import load_sheet
+
+    bad = 0
+    for path in args.files:
+        try:
+            rite = load_sheet(path)
+        except SheetErrors as exc:
+            bad += 1
+            for e in exc.errors:
+                _err(str(e))
+            continue
+        _out(f"{path}: ok — {rite.title}, {len(rite.cues)} cues, {len(rite.variants)} variants")
+    return EXIT_USAGE if bad else EXIT_OK
+
+
+@command
+def _register_pieces(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("pieces", help="list the repertoire: every piece the rites name")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_pieces)
+
+
+def cmd_pieces(args: argparse.Namespace) -> int:
+    from cues.repertoire import all_pieces
+
+    rows = [{"title": p.title, "category": p.category, "text_lost": p.text_lost,
+             "melody_lost": p.melody_lost, "mode": p.mode, "stanzas": len(p.stanzas),
+             "source": {"work": p.source.work, "file": p.source.file, "quote": p.source.quote}}
+            for p in all_pieces()]
+    if args.json:
+        _print_json(rows)
+        return EXIT_OK
+    for r in rows:
+        melody = f"詩譜, {r['mode']}, {r['stanzas']} stanzas" if not r["melody_lost"] else \
+            "melody lost"
+        text = "text lost" if r["text_lost"] else "text extant"
+        _out(f"《{r['title']}》 {r['category']:<3} {text}; {melody} — 「{r['source']['quote']}」")
+    return EXIT_OK
+
+
+@command
+def _register_midi(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("midi", help="write a rite as a Standard MIDI File")
+    p.add_argument("rite", metavar="RITE|FILE")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.mid")
+    p.add_argument("--from", dest="from_cue", metavar="CUE", help="start at this cue")
+    p.add_argument("--until", dest="until_cue", metavar="CUE", help="end with this cue")
+    _add_settings(p)
+    p.set_defaults(func=cmd_midi)
+
+
+def cmd_midi(args: argparse.Namespace) -> int:
+    from instruments.smf import write_midi
+    from sequencer.compiler import compile_rite
+
+    rite, settings = _load(args)
+    timeline = compile_rite(rite, settings)
+    try:
+        write_midi(timeline, args.output, title=rite.title)
+    except OSError as exc:
+        raise UserError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    jie = sum(1 for m in timeline.markers if m.kind == "jie")
+    _out(f"wrote {args.output}: {rite.title}, {len(rite.cues)} cues, {len(timeline.notes)} notes, "
+         f"{jie} 節 markers, {_clock(float(timeline.end) / 960)}")
+    return EXIT_OK
+
+
 EXIT_TEMPO_VIOLATION = 4  # `check`: a block of 節 or onsets does not hold
 
 

@@ -49,7 +49,7 @@ BY_VALUES = (BY_SINGERS, BY_SHENG, BY_GUAN, BY_BELLS)
 
 @dataclass(frozen=True)
 class Source:
-    """Where a cue comes from: the work, the file under ``cues/data/sources`` and a verbatim quote."""
+    """Where a cue comes from: the work, the file under ``cues/data/sources``, a verbatim quote."""
 
     work: str
     quote: str
@@ -67,7 +67,7 @@ class Count:
 
 @dataclass(frozen=True)
 class PieceRef:
-    """One piece as a cue plays it: its canonical title and who performs it (歌, 笙, 管, 鍾鼓)."""
+    """One piece as a cue plays it: its canonical title and who plays it (歌, 笙, 管, 鍾鼓)."""
 
     title: str
     by: str
@@ -85,7 +85,7 @@ class Trigger:
 
 @dataclass(frozen=True)
 class Stop:
-    """A stop rule from the text: the music ends (``event``, e.g. 樂闋) at the ritual moment ``at``."""
+    """A stop rule from the text: the music ends (``event``, e.g. 樂闋) at the moment ``at``."""
 
     event: str
     at: str
@@ -93,7 +93,7 @@ class Stop:
 
 @dataclass(frozen=True)
 class Ou:
-    """One pair of archers (耦) in the shooting order; ``exempt`` sides are not judged by the drum."""
+    """A pair of archers (耦) in the shooting order; ``exempt`` sides are not judged by the drum."""
 
     name: str
     upper: str = "上射"
@@ -104,7 +104,7 @@ class Ou:
 
 @dataclass(frozen=True)
 class Position:
-    """Where something hangs or stands: metres, x growing east, y growing north (the hall is north)."""
+    """Where something hangs or stands, in metres: x grows east, y north (the hall is north)."""
 
     name: str
     x: float

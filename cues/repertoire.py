@@ -17,7 +17,9 @@ from types import MappingProxyType
 from cues.sources import read_json_source
 
 MODES = MappingProxyType({"黄钟宫": "黃鍾宮", "无射商": "無射商"})
-LU_NAMES = ("黃鍾", "大呂", "太蔟", "夾鍾", "姑洗", "仲呂", "蕤賓", "林鍾", "夷則", "南呂", "無射", "應鍾")
+LU_NAMES = (
+    "黃鍾", "大呂", "太蔟", "夾鍾", "姑洗", "仲呂", "蕤賓", "林鍾", "夷則", "南呂", "無射", "應鍾",
+)
 
 
 @dataclass(frozen=True)

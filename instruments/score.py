@@ -1,0 +1,459 @@
+"""Scores (issue 7): the 詩譜 melodies as music21 scores, for a piece or the sung pieces of a rite.
+
+Editorial choices, each stated in the score itself (as credit text):
+
+* **Rhythm.** The 詩譜 gives one 律 per syllable and no rhythm.  Every syllable is a quarter note;
+  bars of four syllables (the usual 詩經 line) are drawn for reading only, under a hidden time
+  signature.  Neither is the source's.
+* **Lyrics.** Three lyric lines under the voice: 1 the syllable (traditional characters), 2 the
+  律 (abbreviated as in the 律呂字 line, with 清 for the upper octave: 黃, 南, 黃清, 太清), 3 the
+  工尺 (俗字) as the source writes it.  Lyric lines survive a MusicXML round trip intact.
+* **Pitch.** Each note is spelled at the MIDI note nearest to its frequency under the chosen
+  :class:`~instruments.tuning.Tuning` (so 黃鍾 follows ``huangzhong_hz``: 293.66 Hz puts it on
+  D).  Where the sounding pitch differs from the written one by 1 cent or more (三分損益, or a
+  黃鍾 between two notes) the difference is written above the note (``+14``, in cents).
+  MusicXML keeps only quarter tones, so the cents are text, not alterations.
+* **瑟.** A second staff doubles the voice in unison.  The source is 熊朋來's 《瑟譜》, whose 「詩
+  舊譜」 gives the 瑟 the same 律 per syllable, and notes 「以瑟有清」 (the 瑟 has strings for the
+  清 octave): so the 瑟 sounds the written 律, 清 included, not an octave lower.
+* **Anomalies.** Each stanza ``note`` recorded in ``fengya12.json`` (a 律 that disagrees with its
+  工尺, an OCR placeholder in the lyric) is printed as editorial text "[校] …" at the start of the
+  stanza; where it names a position, that note is also marked "校".  The reading printed is the
+  one the note chooses (the repertoire's decoding).
+
+A piece whose melody is lost has no score: :func:`piece_score` raises ``UserError`` ("melody
+lost; no score is invented").  music21 is imported inside the functions (it is slow to import).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from cues.errors import UserError
+from cues.repertoire import MODES, Piece, Stanza, canonical_title, get_piece
+from cues.sources import read_json_source
+from instruments.tuning import Tuning
+
+if TYPE_CHECKING:
+    from music21 import stream
+
+SYLLABLES_PER_BAR = 4
+CENTS_SHOWN_FROM = 1.0  # |deviation| at which the cents are written above the note
+SCORE_SUFFIXES = (".musicxml", ".xml", ".mxl", ".pdf")
+LILYPOND_TIMEOUT_S = 300
+_CONTINUED = "  "  # a credit line that continues the one above (wrapped)
+
+_CN_DIGITS = "〇一二三四五六七八九十"
+_POSITION = re.compile(r"positions?\s+(\d+)(?:\s*-\s*(\d+))?")
+
+
+# ── the rite interface (duck-typed; the model lives in cues.sheet) ─────────────────────────────
+
+class PieceRefLike(Protocol):
+    title: str  # canonical repertoire title
+    by: str  # "歌" sung, "笙" mouth organ
+
+
+class CueLike(Protocol):
+    id: str
+    kind: str
+    pieces: Sequence[PieceRefLike]
+
+
+class RiteLike(Protocol):
+    title: str
+    cues: Sequence[CueLike]
+
+
+# ── labels ─────────────────────────────────────────────────────────────────────────────────────
+
+def stanza_label(number: int) -> str:
+    """"第一章" … for the stanza numbers of the 詩譜 (1–99)."""
+    if number <= 10:
+        digits = _CN_DIGITS[number]
+    elif number < 20:
+        digits = "十" + (_CN_DIGITS[number - 10] if number > 10 else "")
+    else:
+        tens, ones = divmod(number, 10)
+        digits = _CN_DIGITS[tens] + "十" + (_CN_DIGITS[ones] if ones else "")
+    return f"第{digits}章"
+
+
+def lu_abbreviation(semitones: int) -> str:
+    """The 律 as the 律呂字 line writes it (first character), with 清 marks: 黃, 黃清, 太清."""
+    from instruments.tuning import lu_name
+
+    name = lu_name(semitones)
+    octave = semitones // 12
+    mark = "清" * octave if octave > 0 else "濁" * -octave
+    return name[0] + mark
+
+
+def score_title(piece: Piece) -> str:
+    """"鹿鳴 — 黃鍾宮" (the mode is part of the title)."""
+    return f"{piece.title} — {piece.mode}" if piece.mode else piece.title
+
+
+@cache
+def _notation() -> dict[str, Any]:
+    data = read_json_source("reference/fengya12.json")
+    return {"source": data["source"], "notation": data["notation"]}  # type: ignore[index]
+
+
+def mode_description(mode: str) -> str:
+    """The source's description of a mode (``fengya12.json`` notation.modes), e.g. 黃鍾宮."""
+    simplified = {v: k for k, v in MODES.items()}.get(mode, mode)
+    text = _notation()["notation"]["modes"].get(simplified, "")
+    return f"{mode}: {text}" if text else mode
+
+
+def _marked_positions(note: str) -> set[int]:
+    """0-based note indices a stanza's anomaly note names ("position 6", "positions 1-2")."""
+    out: set[int] = set()
+    for match in _POSITION.finditer(note):
+        first = int(match.group(1))
+        last = int(match.group(2) or first)
+        out.update(range(first - 1, last))
+    return out
+
+
+# ── the builder ────────────────────────────────────────────────────────────────────────────────
+
+@dataclass
+class _Builder:
+    """Appends stanzas (and text-only lines) to a voice part and a 瑟 part, bar by bar."""
+
+    tuning: Tuning
+    voice: Any = None
+    se: Any = None
+    measure_number: int = 0
+    last_length: int | None = None
+    notes: int = 0
+    editorial: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        from music21 import instrument, stream
+
+        from instruments.catalog import get_instrument
+
+        self.voice = stream.Part(id="voice")
+        self.voice.partName = "歌 (voice)"
+        self.voice.partAbbreviation = "歌"
+        singer = instrument.Vocalist()
+        singer.partName = "歌 (voice)"
+        self.voice.insert(0, singer)
+
+        self.se = stream.Part(id="se")
+        self.se.partName = "瑟 (se, unison)"
+        self.se.partAbbreviation = "瑟"
+        zither = instrument.Instrument()
+        zither.instrumentName = "瑟"
+        zither.partName = "瑟 (se, unison)"
+        zither.midiProgram = get_instrument("瑟").gm_program
+        self.se.insert(0, zither)
+
+    def _measures(self, length: int) -> tuple[Any, Any]:
+        from music21 import meter, stream
+
+        self.measure_number += 1
+        pair = []
+        for _ in range(2):
+            measure = stream.Measure(number=self.measure_number)
+            if length != self.last_length:
+                signature = meter.TimeSignature(f"{length}/4")
+                signature.style.hideObjectOnPrint = True  # the 詩譜 has no metre
+                measure.insert(0, signature)
+            pair.append(measure)
+        self.last_length = length
+        self.voice.append(pair[0])
+        self.se.append(pair[1])
+        return pair[0], pair[1]
+
+    def _text(self, measure: Any, offset: float, content: str, *, below: bool = False) -> None:
+        from music21 import expressions
+
+        words = expressions.TextExpression(content)
+        words.placement = "below" if below else "above"
+        measure.insert(offset, words)
+
+    def _end(self, style: str) -> None:
+        from music21 import bar
+
+        for part in (self.voice, self.se):
+            measures = part.getElementsByClass("Measure")
+            if measures:
+                measures[-1].rightBarline = bar.Barline(style)
+
+    def stanza(self, stanza: Stanza, *, rehearsal: str | None, heading: str | None,
+               editorial_prefix: str = "") -> None:
+        from music21 import expressions, note
+
+        marked = _marked_positions(stanza.note) if stanza.note else set()
+        count = len(stanza.semitones)
+        for start in range(0, count, SYLLABLES_PER_BAR):
+            stop = min(start + SYLLABLES_PER_BAR, count)
+            voice_bar, se_bar = self._measures(stop - start)
+            if start == 0:
+                if rehearsal:
+                    voice_bar.insert(0, expressions.RehearsalMark(rehearsal))
+                    se_bar.insert(0, expressions.RehearsalMark(rehearsal))
+                if heading:
+                    self._text(voice_bar, 0, heading)
+                if stanza.note:
+                    self._text(voice_bar, 0, f"[校] {stanza.note}", below=True)
+                    self.editorial.append(f"{editorial_prefix}{stanza_label(stanza.number)}: "
+                                          f"{stanza.note}")
+            for index in range(start, stop):
+                semitones = stanza.semitones[index]
+                midi, cents = self.tuning.midi(semitones)
+                offset = float(index - start)
+                sung = note.Note(midi=midi, quarterLength=1)
+                sung.addLyric(stanza.lyric[index] if index < len(stanza.lyric) else "")
+                sung.addLyric(lu_abbreviation(semitones))
+                sung.addLyric(stanza.su[index] if index < len(stanza.su) else "")
+                voice_bar.insert(offset, sung)
+                se_bar.insert(offset, note.Note(midi=midi, quarterLength=1))
+                if abs(cents) >= CENTS_SHOWN_FROM:
+                    self._text(voice_bar, offset, f"{cents:+.0f}")
+                if index in marked:
+                    self._text(voice_bar, offset, "校")
+                self.notes += 1
+        self._end("light-light")
+
+    def text_line(self, content: str, *, rehearsal: str | None) -> None:
+        """A bar of rest carrying a line of text (a lost piece in a rite)."""
+        from music21 import expressions, note
+
+        voice_bar, se_bar = self._measures(SYLLABLES_PER_BAR)
+        for measure in (voice_bar, se_bar):
+            if rehearsal:
+                measure.insert(0, expressions.RehearsalMark(rehearsal))
+            rest = note.Rest(quarterLength=SYLLABLES_PER_BAR)
+            rest.fullMeasure = True
+            measure.insert(0, rest)
+        self._text(voice_bar, 0, content)
+        self._end("light-light")
+
+    def score(self, title: str, credits: Sequence[str]) -> stream.Score:
+        from music21 import metadata, stream, text
+
+        self._end("light-heavy")
+        score = stream.Score(id="yuezheng")
+        info = metadata.Metadata()
+        info.title = title
+        info.movementName = title
+        info.composer = "詩譜 (開元十二詩譜, 趙彥肅傳; 熊朋來《瑟譜》)"
+        info.lyricist = "詩經"
+        score.metadata = info
+        lines = [(_CONTINUED if i else "") + part
+                 for line in credits for i, part in enumerate(_wrap(line))]
+        y = 60 + 24 * len(lines)
+        for line in lines:
+            box = text.TextBox(line, 90, y)
+            box.style.justify = "left"
+            box.style.fontSize = 7
+            score.insert(0, box)
+            y -= 24
+        score.insert(0, self.voice)
+        score.insert(0, self.se)
+        return score
+
+
+def _wrap(line: str, width: int = 120) -> list[str]:
+    """Split a credit line into lines of at most ``width`` columns (CJK characters count two)."""
+    out: list[str] = []
+    current, columns = "", 0
+    for word in re.split(r"(?<= )", line):
+        size = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in word)
+        if current and columns + size > width:
+            out.append(current.rstrip())
+            current, columns = "", 0
+        current += word
+        columns += size
+    if current.strip():
+        out.append(current.rstrip())
+    return out
+
+
+def _credits(tuning: Tuning, modes: Sequence[str], editorial: Sequence[str]) -> list[str]:
+    source = _notation()["source"]
+    lines = [
+        "Source: 熊朋來《瑟譜》「詩舊譜」 (趙彥肅所傳開元十二詩譜), "
+        f"{source.get('repo', '')}/{source.get('path', '')}. One 律 per syllable.",
+        "The 詩譜 notates no rhythm: the equal quarter notes and the bars of four syllables are "
+        "editorial, for reading only (the time signatures are hidden).",
+        f"Tuning: {tuning.describe()}. Notes are written at the nearest equal-tempered pitch; a "
+        "number above a note is its deviation in cents (shown when at least 1 cent). MusicXML "
+        "keeps only quarter tones, so the cents are text, not alterations.",
+        "Lyric lines: 1 syllable, 2 律 (清 = upper octave), 3 工尺 (俗字) as in the source.",
+        "瑟: doubles the voice in unison (the 《瑟譜》 gives the 瑟 the same 律; 「以瑟有清」).",
+    ]
+    lines.extend(f"Mode — {mode_description(mode)}" for mode in modes)
+    lines.extend(f"[校] {line}" for line in editorial)
+    return lines
+
+
+# ── public API ─────────────────────────────────────────────────────────────────────────────────
+
+def _surviving_piece(title: str) -> Piece:
+    try:
+        piece = get_piece(title)
+    except KeyError:
+        raise UserError(f"unknown piece {title!r}: expected a title of the repertoire, "
+                        "e.g. 鹿鳴 or 關雎 (traditional or simplified)") from None
+    if piece.lost or not piece.stanzas:
+        raise UserError(f"《{piece.title}》: melody lost; no score is invented")
+    return piece
+
+
+def piece_score(title: str, tuning: Tuning = Tuning()) -> stream.Score:  # noqa: B008 (frozen)
+    """Every stanza of a 詩譜 piece: voice (syllable, 律, 工尺 under each note) and 瑟."""
+    piece = _surviving_piece(title)
+    builder = _Builder(tuning)
+    for stanza in piece.stanzas:
+        builder.stanza(stanza, rehearsal=stanza_label(stanza.number), heading=None)
+    credits = _credits(tuning, [piece.mode] if piece.mode else [], builder.editorial)
+    return builder.score(score_title(piece), credits)
+
+
+def rite_score(rite: RiteLike, tuning: Tuning = Tuning()) -> stream.Score:  # noqa: B008
+    """The sung (``by == "歌"``) pieces of a rite in order, each cue's id as a rehearsal mark.
+
+    A sung piece whose melody is lost is a bar of rest with the line "《X》 — lost".
+    """
+    builder = _Builder(tuning)
+    modes: list[str] = []
+    sung = 0
+    for cue in rite.cues:
+        rehearsal: str | None = cue.id
+        for ref in cue.pieces:
+            if ref.by != "歌":
+                continue
+            sung += 1
+            canon = canonical_title(ref.title)
+            if canon is None:
+                raise UserError(f"cue {cue.id!r}: unknown piece {ref.title!r} "
+                                "(not in the repertoire)")
+            piece = get_piece(canon)
+            if piece.lost or not piece.stanzas:
+                builder.text_line(f"{cue.kind}: 《{piece.title}》 — lost", rehearsal=rehearsal)
+                rehearsal = None
+                continue
+            if piece.mode and piece.mode not in modes:
+                modes.append(piece.mode)
+            for stanza in piece.stanzas:
+                heading = f"{cue.kind}: 《{piece.title}》 {piece.mode or ''} · " \
+                    f"{stanza_label(stanza.number)}"
+                builder.stanza(stanza, rehearsal=rehearsal, heading=heading,
+                               editorial_prefix=f"《{piece.title}》 ")
+                rehearsal = None
+    if not sung:
+        raise UserError(f"{rite.title}: no sung (歌) pieces, so there is nothing to score")
+    return builder.score(f"{rite.title} — 歌", _credits(tuning, modes, builder.editorial))
+
+
+def _check_output(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix not in SCORE_SUFFIXES:
+        raise UserError(f"cannot write a score to {str(path)!r}: expected a file name ending in "
+                        f"{', '.join(SCORE_SUFFIXES)}")
+    if not path.parent.is_dir():
+        raise UserError(f"cannot write {str(path)!r}: directory {str(path.parent)!r} "
+                        "does not exist")
+    return suffix
+
+
+def write_score(score: stream.Score, path: str | Path) -> Path:
+    """Write a score as MusicXML (.musicxml, .xml), compressed MusicXML (.mxl) or PDF (.pdf).
+
+    PDF goes through LilyPond (``musicxml2ly`` then ``lilypond``, Debian package ``lilypond``);
+    Chinese text needs a CJK font installed (e.g. Debian ``fonts-noto-cjk`` or
+    ``fonts-wqy-microhei``).  In the PDF the credit text is printed as notes after the music and
+    long staff texts (the [校] notes) become numbered references to those notes, because
+    musicxml2ly maps credits to header fields and lets long texts stretch the bars.
+    """
+    out = Path(path)
+    suffix = _check_output(out)
+    if suffix in (".musicxml", ".xml"):
+        score.write("musicxml", fp=str(out))
+        return out
+    if suffix == ".pdf":
+        lilypond, musicxml2ly = shutil.which("lilypond"), shutil.which("musicxml2ly")
+        if not (lilypond and musicxml2ly):
+            raise UserError("PDF scores need LilyPond, which is not installed: install the "
+                            "Debian package `lilypond` (apt-get install lilypond), or write "
+                            ".musicxml / .mxl instead")
+    # .mxl and .pdf: music21 and LilyPond write beside their input, so work in a private directory
+    with tempfile.TemporaryDirectory(prefix="yuezheng-score-") as tmp:
+        work = Path(tmp)
+        if suffix == ".mxl":
+            written = Path(score.write("mxl", fp=str(work / "score.mxl")))
+            shutil.move(str(written), out)
+            return out
+        for_lilypond, notes = _lilypond_copy(score)
+        xml = Path(for_lilypond.write("musicxml", fp=str(work / "score.musicxml")))
+        ly = work / "score.ly"
+        _run([musicxml2ly, "--output", str(ly), str(xml)], work)  # type: ignore[list-item]
+        ly.write_text(ly.read_text(encoding="utf-8") + _ly_notes(notes), encoding="utf-8")
+        _run([lilypond, "--pdf", "-o", str(work / "score"), str(ly)], work)  # type: ignore[list-item]
+        shutil.move(str(work / "score.pdf"), out)
+    return out
+
+
+LILYPOND_TEXT_MAX = 24  # longer staff texts stretch LilyPond's bars: they move to the end notes
+
+
+def _lilypond_copy(score: stream.Score) -> tuple[stream.Score, list[str]]:
+    """A copy for musicxml2ly, which maps credits haphazardly to header fields and spaces long
+    staff texts badly: the credit lines become end notes, and each long staff text (an editorial
+    [校] note) is replaced by a numbered reference to its end note."""
+    import copy
+
+    from music21 import expressions, text
+
+    dup = copy.deepcopy(score)
+    notes: list[str] = []
+    for box in list(dup.getElementsByClass(text.TextBox)):
+        dup.remove(box)
+    long_texts = [t for t in dup.recurse().getElementsByClass(expressions.TextExpression)
+                  if len(t.content) > LILYPOND_TEXT_MAX]
+    for number, words in enumerate(long_texts, start=1):
+        notes.append(f"({number}) {words.content}")
+        words.content = f"[校 {number}]" if words.content.startswith("[校]") else f"({number})"
+    paragraphs: list[str] = []
+    for box in score.getElementsByClass(text.TextBox):
+        if box.content.startswith(_CONTINUED) and paragraphs:
+            paragraphs[-1] += " " + box.content.strip()
+        else:
+            paragraphs.append(box.content)
+    return dup, [*paragraphs, *notes]
+
+
+def _ly_notes(lines: Sequence[str]) -> str:
+    """Top-level LilyPond markups (printed after the music), one paragraph per line."""
+    out = []
+    for line in lines:
+        escaped = line.replace("\\", "\\\\").replace('"', '\\"')
+        out.append(f'\\markup \\fontsize #-2 \\wordwrap-string #"{escaped}"\n')
+    return "\n" + "".join(out)
+
+
+def _run(argv: list[str], cwd: Path) -> None:
+    name = Path(argv[0]).name
+    try:
+        subprocess.run(argv, cwd=cwd, check=True, capture_output=True, text=True,
+                       timeout=LILYPOND_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"{name} took longer than {LILYPOND_TIMEOUT_S} s") from None
+    except subprocess.CalledProcessError as exc:
+        tail = "\n".join((exc.stderr or "").strip().splitlines()[-8:])
+        raise RuntimeError(f"{name} failed (exit {exc.returncode}):\n{tail}") from None

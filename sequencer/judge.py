@@ -1,0 +1,328 @@
+"""「不鼓不釋」 — the 釋獲者's tally for a round shot to music.
+
+司射: 「不鼓不釋」 — in the round shot to the 射節, a hit (獲) that does not accord with the drum is
+not tallied (not 釋). This module decides, release by release, which hits count, and tallies them
+the way the 釋獲者 does (RITES.md, tally language):
+
+- 右獲 are the hits of the 上射's side (「上射於右」), 左獲 those of the 下射's side.
+- The winning side's surplus (the 賢獲, 「齊而取其餘」) is told in 純 (pairs) and 奇 (a single):
+  「以純數告，若有奇者，亦曰奇」 — 「右賢於左，一純一奇」, 「左賢於右，二純」, 「右賢於左，一奇」;
+  「左右鈞」 when the sides are equal.
+
+The rule applied to each release, in this order (every decision records its reason):
+
+1. a miss (``hit`` false) is not tallied;
+2. an exempt release — its side in ``exempt_sides`` or its time inside an ``exempt_spans`` span
+   (both ends included) — is tallied whenever it hits: 大射, the lord 「不以樂志」, his shots are
+   not judged against the beat (neither by the drum accords nor by the listening 節);
+3. a release before the 射節 began (time < 0) is not tallied;
+4. a release during the listening 節 (time < ``listening_end_s``; 「其一節先以聽也」) is
+   not tallied;
+5. a release within ``tolerance_s`` (inclusive) of one of the drum-accord times
+   ``release_windows_s`` is tallied; any other is not (不鼓不釋).
+
+All times are seconds from the start of the 射節 cue. Where in a 節 the drum-accord times fall is
+the caller's configurable rule (the sources do not say); this module only applies them.
+"""
+
+from __future__ import annotations
+
+import bisect
+import csv
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cues.errors import UserError
+
+__all__ = [
+    "LEFT",
+    "RIGHT",
+    "Decision",
+    "Release",
+    "Tally",
+    "chinese_numeral",
+    "judge",
+    "normalize_side",
+    "read_releases_csv",
+]
+
+RIGHT = "右"  # the 上射's side
+LEFT = "左"  # the 下射's side
+
+_SIDE_ALIASES = {
+    "右": RIGHT, "right": RIGHT, "r": RIGHT, "上射": RIGHT,
+    "左": LEFT, "left": LEFT, "l": LEFT, "下射": LEFT,
+}
+
+
+def normalize_side(side: str) -> str:
+    """``"右"`` or ``"左"`` for a side written 右/左, right/left (any case) or 上射/下射."""
+    key = side.strip()
+    found = _SIDE_ALIASES.get(key) or _SIDE_ALIASES.get(key.lower())
+    if found is None:
+        raise UserError(f"unknown side {side!r}: expected 右 or 左 (or right/left, 上射/下射)")
+    return found
+
+
+@dataclass(frozen=True)
+class Release:
+    """One arrow: when it was loosed (seconds from the 射節 cue's start), by which side, and
+    whether it hit. ``side`` is normalized to 右/左 on construction."""
+
+    time_s: float
+    side: str
+    hit: bool
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "side", normalize_side(self.side))
+        if isinstance(self.time_s, bool) or not isinstance(self.time_s, int | float):
+            raise UserError(f"a release time must be a number of seconds, got {self.time_s!r}")
+        if not math.isfinite(self.time_s):
+            raise UserError(f"a release time must be finite, got {self.time_s!r}")
+        object.__setattr__(self, "time_s", float(self.time_s))
+        object.__setattr__(self, "hit", bool(self.hit))
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Whether one release is tallied (釋), and why."""
+
+    release: Release
+    counted: bool
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "time_s": self.release.time_s,
+            "side": self.release.side,
+            "hit": self.release.hit,
+            "counted": self.counted,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class Tally:
+    """The 釋獲者's count: hits tallied per side, the result and the margin in 純 and 奇."""
+
+    right: int
+    left: int
+    decisions: tuple[Decision, ...] = ()
+
+    @property
+    def margin(self) -> int:
+        return abs(self.right - self.left)
+
+    @property
+    def result(self) -> str:
+        if self.right > self.left:
+            return "右賢於左"
+        if self.left > self.right:
+            return "左賢於右"
+        return "左右鈞"
+
+    @property
+    def chun(self) -> int:
+        """純: the pairs of the margin."""
+        return self.margin // 2
+
+    @property
+    def ji(self) -> int:
+        """奇: the single left over (0 or 1)."""
+        return self.margin % 2
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            RIGHT: self.right,
+            LEFT: self.left,
+            "result": self.result,
+            "chun": self.chun,
+            "ji": self.ji,
+            "decisions": [d.to_json() for d in self.decisions],
+        }
+
+    def announcement(self) -> str:
+        """The 釋獲者's words: 「右賢於左，一純一奇」, 「左賢於右，二純」, 「左右鈞」 …"""
+        if self.margin == 0:
+            return "左右鈞"
+        parts = []
+        if self.chun:
+            parts.append(f"{chinese_numeral(self.chun)}純")
+        if self.ji:
+            parts.append(f"{chinese_numeral(self.ji)}奇")
+        return f"{self.result}，{''.join(parts)}"
+
+
+_DIGITS = "零一二三四五六七八九"
+_UNITS = ((1000, "千"), (100, "百"), (10, "十"))
+
+
+def chinese_numeral(n: int) -> str:
+    """Chinese numerals as counted aloud: 一, 十, 十一, 二十, 一百零五, 一萬… (0 → 零)."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"a non-negative integer is needed, got {n!r}")
+    if n == 0:
+        return _DIGITS[0]
+    if n >= 10_000:
+        high, low = divmod(n, 10_000)
+        rest = "" if low == 0 else ("零" if low < 1000 else "") + _below_10000(low, tail=True)
+        return chinese_numeral(high) + "萬" + rest
+    return _below_10000(n, tail=False)
+
+
+def _below_10000(n: int, *, tail: bool) -> str:
+    out: list[str] = []
+    zero = False
+    for value, unit in _UNITS:
+        d, n = divmod(n, value)
+        if d:
+            if zero:
+                out.append("零")
+                zero = False
+            # 十一 rather than 一十一 at the head of the number; 一百一十 inside it
+            out.append(unit if (value == 10 and d == 1 and not out and not tail) else
+                       _DIGITS[d] + unit)
+        elif out:
+            zero = True
+    if n:
+        if zero:
+            out.append("零")
+        out.append(_DIGITS[n])
+    return "".join(out)
+
+
+def judge(
+    releases: Iterable[Release],
+    release_windows_s: Sequence[float],
+    tolerance_s: float,
+    listening_end_s: float,
+    exempt_sides: frozenset[str] = frozenset(),
+    exempt_spans: Sequence[tuple[float, float]] = (),
+) -> Tally:
+    """Decide 「不鼓不釋」 for each release and tally the hits (rules in the module docstring).
+
+    ``release_windows_s``: the drum-accord times, seconds from the 射節 cue's start;
+    ``tolerance_s``: how far (either way, inclusive) a release may be from one and still accord;
+    ``listening_end_s``: when the listening 節 ends; ``exempt_sides``: sides (右/左, or their
+    aliases) whose shots are not judged against the beat; ``exempt_spans``: (start, end) time
+    spans whose shots are not judged against the beat.
+    """
+    if not (isinstance(tolerance_s, int | float) and math.isfinite(tolerance_s)
+            and tolerance_s >= 0):
+        raise UserError(f"the tolerance must be a non-negative number of seconds, "
+                        f"got {tolerance_s!r}")
+    if not math.isfinite(listening_end_s):
+        raise UserError(f"listening_end_s must be finite, got {listening_end_s!r}")
+    windows = sorted(float(w) for w in release_windows_s)
+    if not all(math.isfinite(w) for w in windows):
+        raise UserError("drum-accord times must be finite numbers")
+    exempt = frozenset(normalize_side(s) for s in exempt_sides)
+    spans = []
+    for span in exempt_spans:
+        start, end = (float(x) for x in span)
+        if not start <= end:
+            raise UserError(f"an exempt span must have start <= end, got {span!r}")
+        spans.append((start, end))
+
+    decisions: list[Decision] = []
+    counts = {RIGHT: 0, LEFT: 0}
+    for release in releases:
+        counted, reason = _decide(release, windows, tolerance_s, listening_end_s, exempt, spans)
+        if counted:
+            counts[release.side] += 1
+        decisions.append(Decision(release, counted, reason))
+    return Tally(right=counts[RIGHT], left=counts[LEFT], decisions=tuple(decisions))
+
+
+def _decide(
+    release: Release,
+    windows: list[float],
+    tolerance_s: float,
+    listening_end_s: float,
+    exempt_sides: frozenset[str],
+    exempt_spans: list[tuple[float, float]],
+) -> tuple[bool, str]:
+    t = release.time_s
+    if not release.hit:
+        return False, "miss"
+    if release.side in exempt_sides:
+        return True, f"hit; the {release.side} side is exempt from the beat (不以樂志)"
+    for start, end in exempt_spans:
+        if start <= t <= end:
+            return True, f"hit; {start:g}–{end:g} s is exempt from the beat (不以樂志)"
+    if t < 0:
+        return False, "hit before the 射節 began: not tallied (不鼓不釋)"
+    if t < listening_end_s:
+        return False, (f"hit during the listening 節 (先以聽, until {listening_end_s:g} s): "
+                       "not tallied")
+    if not windows:
+        return False, "hit, but there is no drum accord to shoot to: not tallied (不鼓不釋)"
+    i = bisect.bisect_left(windows, t)
+    nearest = min(windows[max(0, i - 1): i + 1], key=lambda w: abs(w - t))
+    off_ms = (t - nearest) * 1000.0
+    if abs(t - nearest) <= tolerance_s:
+        return True, f"hit in accord with the drum at {nearest:g} s ({off_ms:+.0f} ms)"
+    return False, (f"hit off the drum: nearest accord {nearest:g} s, {off_ms:+.0f} ms, "
+                   f"beyond ±{tolerance_s * 1000:g} ms (不鼓不釋)")
+
+
+def read_releases_csv(path: str | Path) -> list[Release]:
+    """Read releases from a CSV file with a header naming the columns ``time_s,side,hit``.
+
+    ``time_s``: seconds from the 射節 cue's start; ``side``: 右 or 左 (also right/left,
+    上射/下射); ``hit``: 1 or 0. Other columns are ignored; blank lines are skipped. Errors name
+    the file and line.
+    """
+    path = Path(path)
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as fh:
+            rows = list(_csv_rows(fh, path))
+    except FileNotFoundError as exc:
+        raise UserError(f"{path}: no such file") from exc
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read ({exc.strerror})") from exc
+    except csv.Error as exc:
+        raise UserError(f"{path}: not valid CSV ({exc})") from exc
+    return rows
+
+
+def _csv_rows(fh: Iterable[str], path: Path) -> Iterable[Release]:
+    reader = csv.reader(fh)
+    header: list[str] | None = None
+    for row in reader:
+        line = reader.line_num
+        if not any(cell.strip() for cell in row):
+            continue
+        if header is None:
+            header = [cell.strip().lower() for cell in row]
+            missing = [c for c in ("time_s", "side", "hit") if c not in header]
+            if missing:
+                raise UserError(
+                    f"{path}:{line}: the header must name the columns time_s,side,hit "
+                    f"(missing: {', '.join(missing)}; got {','.join(row)!r})"
+                )
+            col = {name: header.index(name) for name in ("time_s", "side", "hit")}
+            continue
+        if len(row) < len(header):
+            raise UserError(f"{path}:{line}: {len(row)} fields, the header has {len(header)}")
+        raw_t, raw_side, raw_hit = (row[col[c]].strip() for c in ("time_s", "side", "hit"))
+        try:
+            t = float(raw_t)
+        except ValueError:
+            raise UserError(f"{path}:{line}: time_s {raw_t!r} is not a number of seconds") from None
+        if not math.isfinite(t):
+            raise UserError(f"{path}:{line}: time_s {raw_t!r} must be finite")
+        if raw_hit not in ("0", "1"):
+            raise UserError(f"{path}:{line}: hit {raw_hit!r} must be 1 (hit) or 0 (miss)")
+        try:
+            side = normalize_side(raw_side)
+        except UserError as exc:
+            raise UserError(f"{path}:{line}: {exc}") from None
+        yield Release(t, side, raw_hit == "1")
+    if header is None:
+        raise UserError(f"{path}: empty; expected a header time_s,side,hit and one row per release")
