@@ -23,7 +23,7 @@ How each cue sounds (the realization rules, all documented in docs/timeline.md):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from fractions import Fraction
 
@@ -39,7 +39,7 @@ from cues.model import (
     PieceRef,
     Rite,
 )
-from instruments.catalog import get_instrument
+from instruments.catalog import Instrument, get_instrument
 from instruments.tuning import DEFAULT_HUANGZHONG_HZ, Tuning, parse_tuning
 from sequencer import drums
 from sequencer.events import CueSpan, Marker, Note, Timeline
@@ -134,6 +134,8 @@ class _Builder:
         self.s = settings
         self.tuning = Tuning(settings.tuning, settings.huangzhong_hz)
         self.note_ticks = Fraction(60 * TICKS_PER_SECOND) / settings.tempo_bpm
+        self.pitch_cache: dict[int, tuple[int, int, float]] = {}
+        self.instruments: dict[str, Instrument] = {}
         self.notes: list[Note] = []
         self.markers: list[Marker] = []
         self.spans: list[CueSpan] = []
@@ -147,6 +149,12 @@ class _Builder:
             if "工" in self.coords:
                 self.where[singer] = "工"
 
+    def instrument(self, name: str) -> Instrument:
+        inst = self.instruments.get(name)
+        if inst is None:
+            inst = self.instruments[name] = get_instrument(name)
+        return inst
+
     def place(self, instrument: str) -> dict:
         name = self.where.get(instrument, "")
         x, y = self.coords.get(name, (0.0, 0.0))
@@ -157,19 +165,23 @@ class _Builder:
         self, tick: int, length: int, instrument: str, semitones: int, cue: str,
         lyric: str | None = None, velocity: int | None = None,
     ) -> None:
-        inst = get_instrument(instrument)
-        key, bend = self.tuning.pitch_bend(semitones)
+        inst = self.instrument(instrument)
+        pitch = self.pitch_cache.get(semitones)
+        if pitch is None:
+            key, bend = self.tuning.pitch_bend(semitones)
+            pitch = self.pitch_cache[semitones] = (key, bend, self.tuning.hz(semitones))
+        key, bend, hz = pitch
         if not 0 <= key <= 127:
             return
         self.notes.append(Note(
             tick=tick, duration=max(1, length), channel=inst.channel, key=key,
             velocity=velocity or VELOCITY.get(instrument, 80), instrument=inst.name, cue=cue,
-            bend=bend, semitones=semitones, hz=self.tuning.hz(semitones), lyric=lyric,
+            bend=bend, semitones=semitones, hz=hz, lyric=lyric,
             **self.place(inst.name),
         ))
 
     def stroke(self, tick: int, instrument: str, cue: str, velocity: int | None = None) -> None:
-        inst = get_instrument(instrument)
+        inst = self.instrument(instrument)
         assert inst.gm_key is not None
         self.notes.append(Note(
             tick=tick, duration=TICKS_PER_SECOND // 8, channel=inst.channel, key=inst.gm_key,
@@ -218,9 +230,10 @@ class _Builder:
         count = max(1, length // jie)
         for j in range(count):
             at = tick + j * jie
-            if j == 0 and first and "鼗" in voices:
-                self.stroke(at, "鼗", cue.id)
             offset = 0
+            if j == 0 and first and "鼗" in voices:  # 「賓至，搖之以奏樂也」: it starts the music
+                self.stroke(at, "鼗", cue.id)
+                offset = TICKS_PER_SECOND // 4
             for small in ("朔鼙", "應鼙", "鼙"):
                 if small in voices:
                     self.stroke(at + offset, small, cue.id)
@@ -391,11 +404,11 @@ def select_cues(rite: Rite, start: str | None = None, until: str | None = None) 
     return replace(rite, cues=tuple(cues))
 
 
-def iter_note_pairs(notes: Iterable[Note]) -> Sequence[tuple[int, Note, bool]]:
+def iter_note_pairs(notes: Sequence[Note]) -> list[tuple[int, Note, bool]]:
     """(tick, note, is_on) pairs sorted for output: offs before ons at the same tick."""
-    pairs: list[tuple[int, Note, bool]] = []
-    for n in notes:
-        pairs.append((n.tick, n, True))
-        pairs.append((n.end, n, False))
-    pairs.sort(key=lambda p: (p[0], p[2], p[1].channel, p[1].key))
-    return pairs
+    keys: list[tuple[int, int, int, int, int]] = []
+    for i, n in enumerate(notes):
+        keys.append((n.tick, 1, n.channel, n.key, i))
+        keys.append((n.tick + n.duration, 0, n.channel, n.key, i))
+    keys.sort()
+    return [(k[0], notes[k[4]], k[1] == 1) for k in keys]

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import NamedTuple
 
 from sequencer.timebase import seconds
 
 
-@dataclass(frozen=True, order=True)
-class Note:
-    """A sounding note (or a drum stroke) in ticks."""
+class Note(NamedTuple):
+    """A sounding note (or a drum stroke) in ticks (a NamedTuple: immutable and cheap to make)."""
 
     tick: int
     duration: int
@@ -35,8 +35,7 @@ class Note:
         return self.tick + self.duration
 
 
-@dataclass(frozen=True, order=True)
-class Marker:
+class Marker(NamedTuple):
     """A marker: every cue start (text begins with the cue id) and every 節 (``節 k/N``)."""
 
     tick: int
