@@ -451,6 +451,145 @@ def cmd_audition(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+@command
+def _register_render(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("render", help="render a rite to audio (built-in voices or FluidSynth)")
+    p.add_argument("rite", metavar="RITE|FILE")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.wav|.flac")
+    p.add_argument("--from", dest="from_cue", metavar="CUE", help="start at this cue")
+    p.add_argument("--until", dest="until_cue", metavar="CUE", help="end with this cue")
+    p.add_argument("--stems", metavar="DIR", help="also write one file per instrument")
+    p.add_argument("--engine", choices=("yuezheng", "fluidsynth"), default="yuezheng",
+                   help="built-in voices (default) or FluidSynth with a SoundFont")
+    p.add_argument("--soundfont", metavar="FILE.sf2", help="for --engine fluidsynth")
+    p.add_argument("--bell-interval", choices=("minor", "major"), default="minor",
+                   help="側鼓音 a minor (default) or major third above 正鼓音")
+    _add_settings(p)
+    p.set_defaults(func=cmd_render)
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    from instruments.render import render_fluidsynth, render_timeline
+    from sequencer.compiler import compile_rite
+
+    rite, settings = _load(args)
+    timeline = compile_rite(rite, settings)
+    if args.engine == "fluidsynth":
+        if args.stems:
+            raise UserError("--stems needs the built-in engine (FluidSynth renders one mix)")
+        report = render_fluidsynth(timeline, args.output, args.soundfont, rite.title)
+        _out(f"wrote {report.path}: {rite.title} through FluidSynth ({report.soundfont}), "
+             f"{_clock(report.duration_s)}, {report.realtime_factor:.1f}× real time")
+        return EXIT_OK
+    progress = _progress_bar(f"render {rite.id}") if sys.stderr.isatty() else None
+    report = render_timeline(timeline, args.output, stems_dir=args.stems,
+                             bell_interval=args.bell_interval, progress=progress)
+    if progress is not None:
+        _err("")
+    stems = f", {len(report.stems)} stems in {args.stems}" if report.stems else ""
+    _out(f"wrote {report.path}: {rite.title}, {len(rite.cues)} cues, {report.notes} notes, "
+         f"{_clock(report.duration_s)}, peak {report.peak:.3f}, "
+         f"{report.realtime_factor:.1f}× real time{stems}")
+    return EXIT_OK
+
+
+def _progress_bar(label: str):
+    """A one-line progress bar on standard error (only on a terminal)."""
+    def show(done: float, total: float) -> None:
+        frac = 0.0 if total <= 0 else min(1.0, done / total)
+        bar = "█" * int(frac * 30)
+        sys.stderr.write(f"\r{label} [{bar:<30}] {frac * 100:5.1f}%  {_clock(done)} / "
+                         f"{_clock(total)}")
+        sys.stderr.flush()
+    return show
+
+
+@command
+def _register_ports(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "ports", help="list the MIDI inputs a live output can connect to",
+        description="List the MIDI inputs that `jack:PORT` / `alsa:PORT` outputs can connect to "
+        "(PORT may be any part of a name shown here).",
+    )
+    p.add_argument("--api", choices=("jack", "alsa", "default"), default="jack",
+                   help="MIDI API to list (default: jack)")
+    p.add_argument("--json", action="store_true", help="print a JSON list of names")
+    p.set_defaults(func=cmd_ports)
+
+
+def cmd_ports(args: argparse.Namespace) -> int:
+    from instruments.ports import list_ports
+
+    names = list_ports(args.api)
+    if args.json:
+        _print_json(names)
+    else:
+        for name in names:
+            _out(name)
+        if not names:
+            _err(f"yuezheng: no {args.api} MIDI inputs")
+    return EXIT_OK
+
+
+# — plot, layout (the pictures) —
+
+
+@command
+def _register_plot(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("plot", help="draw a rite's timeline (PNG or SVG)")
+    p.add_argument("rite", metavar="RITE|FILE")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.png|OUT.svg")
+    p.add_argument("--from", dest="from_cue", metavar="CUE", help="start at this cue")
+    p.add_argument("--until", dest="until_cue", metavar="CUE", help="end with this cue")
+    _add_settings(p)
+    p.set_defaults(func=cmd_plot)
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    from sequencer.compiler import compile_rite
+    from sequencer.plots import picture_format, plot_timeline
+
+    picture_format(args.output)  # a bad extension fails before any work
+    rite, settings = _load(args)
+    timeline = compile_rite(rite, settings)
+    try:
+        problems = plot_timeline(rite, timeline, args.output)
+    except OSError as exc:
+        raise UserError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    for problem in problems:
+        _err(f"yuezheng: warning: {problem}")
+    _out(f"wrote {args.output}: {rite.title}, {len(timeline.spans)} cues, "
+         f"{len(timeline.notes)} notes, {_clock(float(timeline.end) / 960)}")
+    return EXIT_OK
+
+
+@command
+def _register_layout(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("layout", help="draw a rite's hang from above (PNG or SVG)")
+    p.add_argument("rite", metavar="RITE|FILE")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.png|OUT.svg")
+    p.add_argument("--variant", action="append", default=[], metavar="V",
+                   help="choose a variant of the rite (repeatable); `show` lists them")
+    p.set_defaults(func=cmd_layout)
+
+
+def cmd_layout(args: argparse.Namespace) -> int:
+    from sequencer.plots import picture_format, plot_layout
+
+    picture_format(args.output)
+    rite, _ = _load(args)
+    try:
+        problems = plot_layout(rite, args.output)
+    except OSError as exc:
+        raise UserError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    for problem in problems:
+        _err(f"yuezheng: warning: {problem}")
+    moves = sum(len(c.moves) for c in rite.cues)
+    _out(f"wrote {args.output}: {rite.title}, {rite.hang}, {len(rite.layout)} positions, "
+         f"{moves} moves")
+    return EXIT_OK
+
+
 # ── commands end ────────────────────────────────────────────────────────────────────────────
 
 

@@ -148,6 +148,11 @@ class _Builder:
         for singer in ("歌", "瑟"):
             if "工" in self.coords:
                 self.where[singer] = "工"
+        # an instrument the layout does not place stands with its fellows
+        for follower, leader in (("和", "笙"), ("鼙", "鼓"), ("鼓", "建鼓"), ("應鼙", "建鼓"),
+                                 ("朔鼙", "建鼓"), ("鑮", "編鐘")):
+            if follower not in self.where and leader in self.where:
+                self.where[follower] = self.where[leader]
 
     def instrument(self, name: str) -> Instrument:
         inst = self.instruments.get(name)

@@ -1,0 +1,116 @@
+"""Audio from a Timeline: the built-in voices (pyo tables mixed with numpy) or FluidSynth.
+
+Both engines render the very timeline the MIDI file is written from: the built-in engine turns
+every Note into a RenderNote at its exact time (``seconds(tick)``), with its pitch in Hz from the
+tuning and its place in the hang (x east, y north) for stereo placement; FluidSynth plays the
+MIDI file itself (pitch bends carry the tuning) through the user's SoundFont.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from cues.errors import UserError
+from instruments.mixer import AudioReport, Progress, RenderNote, write_audio
+from instruments.smf import write_midi
+from sequencer.events import Timeline
+from sequencer.timebase import seconds
+
+ENGINES = ("yuezheng", "fluidsynth")
+SOUNDFONT_PATHS = (
+    "/usr/share/sounds/sf2/FluidR3_GM.sf2",
+    "/usr/share/sounds/sf2/default-GM.sf2",
+    "/usr/share/soundfonts/FluidR3_GM.sf2",
+)
+
+
+def render_notes(timeline: Timeline, bell_interval: str = "minor") -> list[RenderNote]:
+    """The timeline's notes as the mixer's RenderNotes (one stem per instrument)."""
+    return [
+        RenderNote(
+            start_s=float(seconds(n.tick)), instrument=n.instrument, freq_hz=n.hz,
+            duration_s=float(seconds(n.duration)), velocity=n.velocity, x=n.x, y=n.y,
+            stem=n.instrument, bell_interval=bell_interval,
+        )
+        for n in timeline.notes
+    ]
+
+
+def render_timeline(
+    timeline: Timeline, path: str | Path, *, stems_dir: str | Path | None = None,
+    bell_interval: str = "minor", progress: Progress | None = None,
+) -> AudioReport:
+    """Render on the built-in voices: 48 kHz stereo, 24-bit WAV or FLAC, bounded memory."""
+    notes = render_notes(timeline, bell_interval)
+    if not notes:
+        raise UserError("nothing to render: the selected cues play no notes")
+    return write_audio(path, notes, stems_dir=stems_dir, progress=progress)
+
+
+@dataclass(frozen=True)
+class FluidReport:
+    path: str
+    duration_s: float
+    compute_s: float
+    soundfont: str
+
+    @property
+    def realtime_factor(self) -> float:
+        return self.duration_s / self.compute_s if self.compute_s > 0 else float("inf")
+
+
+def find_soundfont(explicit: str | None) -> Path:
+    if explicit:
+        p = Path(explicit)
+        if not p.is_file():
+            raise UserError(f"--soundfont {explicit}: no such file")
+        return p
+    for candidate in SOUNDFONT_PATHS:
+        if Path(candidate).is_file():
+            return Path(candidate)
+    raise UserError("no SoundFont found: give --soundfont FILE.sf2 (Debian: fluid-soundfont-gm)")
+
+
+def render_fluidsynth(
+    timeline: Timeline, path: str | Path, soundfont: str | None = None, title: str = "",
+    sample_rate: int = 48000,
+) -> FluidReport:
+    """Render the timeline's MIDI file through FluidSynth (WAV or FLAC by extension)."""
+    exe = shutil.which("fluidsynth")
+    if exe is None:
+        raise UserError("the fluidsynth engine needs the fluidsynth program "
+                        "(Debian: apt-get install fluidsynth)")
+    sf2 = find_soundfont(soundfont)
+    out = Path(path)
+    if out.suffix.lower() not in (".wav", ".flac"):
+        raise UserError(f"{out}: expected a .wav or .flac file")
+    if not out.parent.exists():
+        raise UserError(f"{out}: directory {out.parent} does not exist")
+    with tempfile.TemporaryDirectory(prefix="yuezheng-") as tmp:
+        mid = Path(tmp) / "rite.mid"
+        write_midi(timeline, mid, title)
+        raw = Path(tmp) / "out.wav"
+        t0 = time.perf_counter()
+        proc = subprocess.run(
+            [exe, "-ni", "-q", "-F", str(raw), "-r", str(sample_rate), "-O", "s24",
+             str(sf2), str(mid)],
+            capture_output=True, text=True, check=False,
+        )
+        compute = time.perf_counter() - t0
+        if proc.returncode != 0 or not raw.exists():
+            raise UserError(f"fluidsynth failed ({proc.returncode}): "
+                            f"{(proc.stderr or proc.stdout).strip()[:500]}")
+        import soundfile as sf
+
+        info = sf.info(str(raw))
+        if out.suffix.lower() == ".wav":
+            shutil.move(str(raw), out)
+        else:
+            data, rate = sf.read(str(raw), dtype="int32")
+            sf.write(str(out), data, rate, subtype="PCM_24", format="FLAC")
+    return FluidReport(str(out), info.frames / info.samplerate, compute, str(sf2))

@@ -1,0 +1,287 @@
+"""Live output over a real JACK server (the dummy driver started by .ci/jack.sh, -p 64).
+
+A receiver in the test is an rtmidi JACK input; its reception times are taken from the deltas
+rtmidi computes from JACK's clock in the process callback, so they are quantized to one JACK
+period (1.33 ms at 64 frames / 48 kHz) and do not depend on when Python runs the callback.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+
+from instruments.ports import PortError, all_off_messages, list_ports, open_output
+from sequencer.sender import Sender
+
+pytestmark = pytest.mark.jack
+
+_names = itertools.count()
+
+
+class Receiver:
+    """A JACK MIDI input made with rtmidi; ``messages`` are (jack_time_s, bytes, wall_time)."""
+
+    def __init__(self, client: str | None = None) -> None:
+        import rtmidi
+
+        self.client = client or f"yzt{os.getpid()}x{next(_names)}"
+        self.port_name = f"{self.client}:in"
+        self.messages: list[tuple[float, bytes, float]] = []
+        self._jack_t = 0.0
+        self._lock = threading.Lock()
+        self._in = rtmidi.MidiIn(rtmidi.API_UNIX_JACK, self.client)
+        self._in.ignore_types(sysex=False, timing=False, active_sense=False)
+        self._in.open_virtual_port("in")
+        # rtmidi queues messages with deltas taken from JACK's clock in the process callback;
+        # a Python callback there would add GIL waits to the stamps, so poll the queue instead
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
+
+    def _poll(self) -> None:
+        while not self._stop.is_set():
+            while (event := self._in.get_message()) is not None:
+                message, delta = event
+                with self._lock:
+                    self._jack_t += delta if self.messages else 0.0
+                    self.messages.append((self._jack_t, bytes(message), time.perf_counter()))
+            self._stop.wait(0.002)
+
+    def data(self) -> list[bytes]:
+        with self._lock:
+            return [m for _, m, _ in self.messages]
+
+    def wait_for(self, predicate, timeout: float = 5.0) -> bool:
+        deadline = time.perf_counter() + timeout
+        while time.perf_counter() < deadline:
+            if predicate(self.data()):
+                return True
+            time.sleep(0.005)
+        return predicate(self.data())
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._in.close_port()
+        self._in.delete()
+
+
+@pytest.fixture
+def receiver(jack: tuple[int, int]):
+    rec = Receiver()
+    yield rec
+    rec.close()
+
+
+def _unsilenced(received: list[bytes]) -> set[tuple[int, int]]:
+    """Notes the receiver saw turned on and never turned off (by a note-off or CC 123/120)."""
+    sounding: set[tuple[int, int]] = set()
+    for m in received:
+        kind, ch = m[0] & 0xF0, m[0] & 0x0F
+        if kind == 0x90 and m[2] > 0:
+            sounding.add((ch, m[1]))
+        elif kind in (0x80, 0x90):
+            sounding.discard((ch, m[1]))
+        elif kind == 0xB0 and m[1] in (120, 123):
+            sounding = {n for n in sounding if n[0] != ch}
+    return sounding
+
+
+def _notes(n: int, spacing: float, length: float, first_key: int = 30) -> list[tuple[float, bytes]]:
+    schedule = []
+    for k in range(n):
+        schedule.append((k * spacing, bytes((0x90, first_key + k, 100))))
+        schedule.append((k * spacing + length, bytes((0x80, first_key + k, 0))))
+    return sorted(schedule, key=lambda item: item[0])
+
+
+# ── ports ──────────────────────────────────────────────────────────────────────────────────────
+
+def test_list_ports_and_unknown_destination(receiver: Receiver) -> None:
+    assert receiver.port_name in list_ports("jack")
+    with pytest.raises(PortError, match="no JACK MIDI input matching"):
+        open_output("jack:no-such-port-anywhere:in").open()
+    port = open_output(f"jack:{receiver.port_name}")
+    assert port.closed  # building a port opens nothing
+    with pytest.raises(PortError, match="unknown MIDI API"):
+        list_ports("coreaudio")
+
+
+def test_panic_stages_over_jack(receiver: Receiver) -> None:
+    with open_output(f"jack:{receiver.port_name}", client_name=receiver.client + "o") as port:
+        assert port.destination == receiver.port_name
+        port.send(b"\x90\x3c\x64")
+        port.send(b"\x93\x40\x64")
+        port.send(b"\x90\x3e\x64")
+        port.send(b"\x80\x3e\x00")
+        port.panic()
+        port.send(b"\x91\x41\x64")
+    expected = [b"\x90\x3c\x64", b"\x93\x40\x64", b"\x90\x3e\x64", b"\x80\x3e\x00",
+                b"\x80\x3c\x00", b"\x83\x40\x00", *all_off_messages(),
+                b"\x91\x41\x64", b"\x81\x41\x00"]  # close() released the last note
+    assert receiver.wait_for(lambda got: len(got) >= len(expected))
+    time.sleep(0.05)
+    assert receiver.data() == expected
+
+
+# ── the sender process ─────────────────────────────────────────────────────────────────────────
+
+def test_sender_order_and_timing(receiver: Receiver, jack: tuple[int, int]) -> None:
+    frames, rate = jack
+    period_ms = 1000 * frames / rate
+    if period_ms > 2.0:
+        msg = (f"JACK period is {period_ms:.1f} ms; the 3 ms timing check needs <= 2 ms "
+               "(.ci/jack.sh starts jackd with -p 64)")
+        if os.environ.get("CI"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    schedule = _notes(50, 0.020, 0.010)
+    with Sender(f"jack:{receiver.port_name}", schedule, client_name=receiver.client + "o") as s:
+        t0 = s.start(lead=0.1)
+        assert s.wait(10.0)
+        records = s.stop()
+    assert receiver.wait_for(lambda got: len(got) >= len(schedule))
+    time.sleep(0.05)
+    got = receiver.messages
+    assert [m for _, m, _ in got] == [m for _, m in schedule]
+    assert [r.index for r in records] == list(range(len(schedule)))
+    assert all(r.deadline == t0 + schedule[r.index][0] for r in records)
+    first_t, first_rx = schedule[0][0], got[0][0]
+    errors_ms = [1000 * abs((rx - first_rx) - (t - first_t))
+                 for (t, _), (rx, _, _) in zip(schedule, got, strict=True)]
+    assert max(errors_ms) <= 3.0, f"worst reception error {max(errors_ms):.2f} ms"
+
+
+def test_sigterm_mid_run_leaves_nothing_sounding(receiver: Receiver) -> None:
+    schedule = _notes(100, 0.02, 0.07, first_key=20)  # overlapping notes: several always sound
+    s = Sender(f"jack:{receiver.port_name}", schedule, client_name=receiver.client + "o")
+    s.start(lead=0.1)
+    assert receiver.wait_for(lambda got: sum(m[0] == 0x90 for m in got) >= 10)
+    assert s.pid is not None
+    os.kill(s.pid, signal.SIGTERM)
+    s.wait(5.0)
+    s.stop()
+    time.sleep(0.05)
+    got = receiver.data()
+    assert any(m[0] == 0x90 for m in got)
+    assert _unsilenced(got) == set()
+    assert b"\xb0\x7b\x00" in got  # the panic's second stage ran
+    assert len(s.reports()) < len(schedule)
+
+
+def test_panic_silences_within_200_ms(receiver: Receiver) -> None:
+    schedule = [(0.0, bytes((0x90 | ch, 60, 100))) for ch in range(4)] + [(30.0, b"\x80\x3c\x00")]
+    s = Sender(f"jack:{receiver.port_name}", schedule, client_name=receiver.client + "o")
+    s.start(lead=0.05)
+    assert receiver.wait_for(lambda got: len(got) >= 4)
+    asked = time.perf_counter()
+    s.panic()
+    assert receiver.wait_for(lambda got: b"\xbf\x78\x00" in got, timeout=2.0)
+    done = next(wall for _, m, wall in receiver.messages if m == b"\xbf\x78\x00")
+    assert done - asked < 0.2  # the issue's bound, tested with real time
+    assert _unsilenced(receiver.data()) == set()
+    assert not s.alive
+
+
+def test_hold_releases_and_resume_shifts(receiver: Receiver) -> None:
+    schedule = _notes(20, 0.05, 0.12)
+    s = Sender(f"jack:{receiver.port_name}", schedule, client_name=receiver.client + "o")
+    t0 = s.start(lead=0.05)
+    time.sleep(0.3)
+    s.hold()
+    time.sleep(0.4)
+    during = len(receiver.data())
+    time.sleep(0.2)
+    assert len(receiver.data()) == during  # nothing is sent while held
+    assert _unsilenced(receiver.data()) == set()  # and nothing sounds
+    s.resume()
+    assert s.wait(10.0)
+    records = s.stop()
+    events = {e[0]: e for e in s.events()}
+    held_at, (_, resumed_at, shift) = events["held"][1], events["resumed"]
+    assert shift == pytest.approx(resumed_at - held_at, abs=1e-3)
+    assert shift >= 0.6
+    for r in records:
+        t = t0 + schedule[r.index][0]
+        assert r.deadline == t or r.deadline == pytest.approx(t + shift, abs=1e-9)
+        assert (r.deadline > t) == (t > held_at)
+    assert [r.index for r in records] == list(range(len(schedule)))
+    assert _unsilenced(receiver.data()) == set()
+
+
+def test_destination_removed_and_restored(jack: tuple[int, int]) -> None:
+    rec = Receiver()
+    client = rec.client
+    # a note every 100 ms lasting 250 ms: notes are always sounding, events every 50 ms
+    schedule = _notes(40, 0.1, 0.25)
+    s = Sender(f"jack:{rec.port_name}", schedule, client_name=client + "o")
+    t0 = s.start(lead=0.1)
+    time.sleep(max(0.0, t0 + 1.025 - time.perf_counter()))
+    removed = time.perf_counter()
+    rec.close()
+    time.sleep(0.6)
+    rec2 = Receiver(client)  # the same client and port name come back
+    restored = time.perf_counter()
+    try:
+        assert s.wait(10.0)
+        records = s.stop()
+        events = s.events()
+        kinds = [e[0] for e in events]
+        assert "lost" in kinds and "reconnected" in kinds
+        reconnected = next(e[1] for e in events if e[0] == "reconnected")
+        assert restored <= reconnected < restored + 1.2  # within about a second
+        # the sender kept time: no deadline moved, nothing skipped
+        assert [r.index for r in records] == list(range(len(schedule)))
+        assert all(r.deadline == t0 + schedule[r.index][0] for r in records)
+        # cut notes: on before the removal, their note-off sent while the port was gone
+        sent = {r.index: r.sent for r in records}
+        ons = {m[1]: sent[i] for i, (_, m) in enumerate(schedule) if m[0] == 0x90}
+        offs = {m[1]: sent[i] for i, (_, m) in enumerate(schedule) if m[0] == 0x80}
+        cut = {k for k in ons if ons[k] < removed - 0.01 and removed + 0.01 < offs[k] < restored}
+        assert cut
+        got = rec2.data()
+        ended_in_outage = {k for k in offs if offs[k] < reconnected}
+        burst = list(itertools.takewhile(lambda m: m[0] == 0x80 and m[1] in ended_in_outage, got))
+        # every cut note is closed at once; a note that ended shortly before the removal may be
+        # closed too (the port only knows what sounded at its last good check)
+        assert cut <= {m[1] for m in burst}
+        assert all(offs[m[1]] > removed - 0.6 for m in burst)
+        # after the cut-note burst, the timing holds against the schedule
+        rest = rec2.messages[len(burst):]
+        later = [(t, m) for i, (t, m) in enumerate(schedule) if sent[i] > reconnected + 0.01]
+        assert len(rest) >= len(later)
+        tail = rest[len(rest) - len(later):]
+        assert [m for _, m, _ in tail] == [m for _, m in later]
+        errors_ms = [1000 * abs((rx - tail[0][0]) - (t - later[0][0]))
+                     for (t, _), (rx, _, _) in zip(later, tail, strict=True)]
+        assert max(errors_ms) <= 3.0
+        assert _unsilenced(got) == set()
+    finally:
+        s.stop()
+        rec2.close()
+
+
+def test_disconnection_is_repaired_and_cut_notes_closed(receiver: Receiver) -> None:
+    schedule = [(0.0, b"\x90\x30\x64"), (0.3, b"\x80\x30\x00"), (0.5, b"\x90\x32\x64"),
+                (2.0, b"\x80\x32\x00")]
+    s = Sender(f"jack:{receiver.port_name}", schedule, client_name=receiver.client + "o")
+    s.start(lead=0.05)
+    assert receiver.wait_for(lambda got: b"\x90\x30\x64" in got)
+    own = s.ready_info[1] if s.ready_info else None
+    assert own
+    subprocess.run(["jack_disconnect", own, receiver.port_name], check=True,
+                   capture_output=True)
+    assert s.wait(10.0)
+    s.stop()
+    kinds = [e[0] for e in s.events()]
+    assert kinds.count("lost") == 0 or "reconnected" in kinds
+    assert "reconnected" in kinds
+    got = receiver.data()
+    assert got.index(b"\x80\x30\x00") > got.index(b"\x90\x30\x64")  # the cut note was closed
+    assert b"\x90\x32\x64" in got and b"\x80\x32\x00" in got  # and the music went on
