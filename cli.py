@@ -590,6 +590,66 @@ def cmd_layout(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+@command
+def _register_judge(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("judge", help="「不鼓不釋」: tally the archers' hits by the drum rule")
+    p.add_argument("rite", metavar="RITE|FILE")
+    p.add_argument("--releases", required=True, metavar="FILE.csv",
+                   help="columns time_s,side,hit: seconds from the 射節 cue's start (all pairs, "
+                        "one cycle of 節 each, in the shooting order), side 右 (the 上射's) or "
+                        "左, hit 0/1")
+    p.add_argument("--cue", metavar="CUE", help="the 射節 cue (default: the rite's first)")
+    p.add_argument("--tolerance-ms", type=float, default=DEFAULT_JUDGE_TOLERANCE_MS,
+                   help="how far a release may be from a drum accord and still count "
+                        f"(default {DEFAULT_JUDGE_TOLERANCE_MS:g} ms)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    _add_settings(p)
+    p.set_defaults(func=cmd_judge)
+
+
+DEFAULT_JUDGE_TOLERANCE_MS = 150.0
+
+
+def cmd_judge(args: argparse.Namespace) -> int:
+    from sequencer.compiler import compile_rite
+    from sequencer.judge import judge_cycles, read_releases_csv
+    from sequencer.timebase import seconds
+
+    if not args.tolerance_ms >= 0:
+        raise UserError(f"--tolerance-ms {args.tolerance_ms}: expected 0 or more")
+    rite, settings = _load(args)
+    shooting = [c for c in rite.cues if c.kind == "射節" and c.shooting is not None]
+    if args.cue:
+        shooting = [c for c in shooting if c.id == args.cue]
+    if not shooting:
+        which = f"no 射節 cue {args.cue!r}" if args.cue else "no 射節 cue"
+        raise UserError(f"{rite.title}: {which} (its cues: {', '.join(c.id for c in rite.cues)})")
+    cue = shooting[0]
+    releases = read_releases_csv(args.releases)
+    span = compile_rite(rite, settings).span(cue.id)
+    jie_s = float(seconds(span.jie_ticks or 0))
+    cycle_s = jie_s * span.jie
+    windows = [float(seconds(t)) for t in span.release_ticks]
+    exempt = [frozenset(o.exempt) for o in cue.shooting.ou]
+    tally = judge_cycles(releases, windows, cycle_s, jie_s * span.listen,
+                         args.tolerance_ms / 1000.0, exempt)
+    if args.json:
+        data = tally.to_json()
+        data["announcement"] = tally.announcement()
+        data["cue"] = cue.id
+        _print_json(data)
+        return EXIT_OK
+    _out(f"{rite.title} {cue.id}: 《{cue.shooting.song}》 {span.jie} 節 of {jie_s:g} s, "
+         f"{span.listen} to listen; drum accords ±{args.tolerance_ms:g} ms at "
+         + ", ".join(f"{w:g}" for w in windows) + " s of each cycle")
+    for d in tally.decisions:
+        mark = "釋" if d.counted else ("—" if not d.release.hit else "不釋")
+        _out(f"  {d.release.time_s:9.3f} s  {d.release.side}  {'hit ' if d.release.hit else 'miss'}"
+             f"  {mark:<2}  {d.reason}")
+    _out(f"右 {tally.right}, 左 {tally.left}: 「{tally.announcement()}」")
+    return EXIT_OK
+
+
 # ── commands end ────────────────────────────────────────────────────────────────────────────
 
 

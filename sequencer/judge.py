@@ -45,6 +45,7 @@ __all__ = [
     "Tally",
     "chinese_numeral",
     "judge",
+    "judge_cycles",
     "normalize_side",
     "read_releases_csv",
 ]
@@ -326,3 +327,36 @@ def _csv_rows(fh: Iterable[str], path: Path) -> Iterable[Release]:
         yield Release(t, side, raw_hit == "1")
     if header is None:
         raise UserError(f"{path}: empty; expected a header time_s,side,hit and one row per release")
+
+
+def judge_cycles(
+    releases: Iterable[Release],
+    release_windows_s: Sequence[float],
+    cycle_s: float,
+    listening_end_s: float,
+    tolerance_s: float,
+    exempt_by_cycle: Sequence[frozenset[str]] = (),
+) -> Tally:
+    """Judge a whole 射節 cue: one cycle of 節 per 耦, back to back, each ``cycle_s`` long.
+
+    ``release_windows_s`` and ``listening_end_s`` are given for one cycle (the timeline's
+    ``release_s``); a release at time t belongs to cycle ``t // cycle_s`` and is judged at
+    ``t - cycle·cycle_s`` with that cycle's exempt sides (the 耦 with the lord: 「不以樂志」).
+    Decisions keep the releases' own times. Releases after the last cycle are judged as cycle
+    ``len(exempt_by_cycle) - 1`` would be, continuing the grid.
+    """
+    if not (math.isfinite(cycle_s) and cycle_s > 0):
+        raise UserError(f"the cycle length must be a positive number of seconds, got {cycle_s!r}")
+    right = left = 0
+    decisions: list[Decision] = []
+    for release in releases:
+        cycle = max(0, math.floor(release.time_s / cycle_s))
+        exempt = exempt_by_cycle[cycle] if cycle < len(exempt_by_cycle) else frozenset()
+        local = Release(release.time_s - cycle * cycle_s, release.side, release.hit)
+        part = judge([local], release_windows_s, tolerance_s, listening_end_s, exempt)
+        decision = part.decisions[0]
+        right += part.right
+        left += part.left
+        decisions.append(Decision(release, decision.counted,
+                                  f"耦 {cycle + 1}: {decision.reason}"))
+    return Tally(right=right, left=left, decisions=tuple(decisions))
