@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
@@ -679,6 +679,21 @@ def parse_sheet(
     return select_variants(rite, variants)
 
 
+def _table_array(chk: _Checker, data: dict, name: str) -> Iterator[tuple[int, dict]]:
+    """The tables of an array of tables ``[[name]]``, reporting anything that is not one."""
+    raw = data.get(name, [])
+    if not isinstance(raw, list):
+        chk.error(f"{name!r} is {_describe(raw)}: expected tables, each written [[{name}]]",
+                  table=name)
+        return
+    for i, item in enumerate(raw):
+        if not isinstance(item, dict):
+            chk.error(f"a [[{name}]] must be a table, not {_describe(item)}", table=name,
+                      index=i)
+            continue
+        yield i, item
+
+
 def _rite(chk: _Checker, data: dict, base: Path | None) -> Rite | None:
     chk.unknown_keys(data, TOP_KEYS, "the sheet (top level)")
     head = data.get("rite")
@@ -712,11 +727,7 @@ def _rite(chk: _Checker, data: dict, base: Path | None) -> Rite | None:
     chk.unknown_keys(settings, SETTING_KEYS, "[settings]", table="settings")
 
     readings: list[Setting] = []
-    raw_readings = data.get("reading", [])
-    for i, item in enumerate(raw_readings if isinstance(raw_readings, list) else []):
-        if not isinstance(item, dict):
-            chk.error("a [[reading]] must be a table", table="reading", index=i)
-            continue
+    for i, item in _table_array(chk, data, "reading"):
         chk.unknown_keys(item, READING_KEYS, "a [[reading]]", table="reading", index=i)
         name = chk.get(item, "name", str, "the setting's name", required=True,
                        table="reading", index=i)
@@ -735,11 +746,7 @@ def _rite(chk: _Checker, data: dict, base: Path | None) -> Rite | None:
                         allowed=POSITION_KEYS, index_of=lambda i: i)
 
     variants: list[Variant] = []
-    raw_variants = data.get("variant", [])
-    for i, item in enumerate(raw_variants if isinstance(raw_variants, list) else []):
-        if not isinstance(item, dict):
-            chk.error("a [[variant]] must be a table", table="variant", index=i)
-            continue
+    for i, item in _table_array(chk, data, "variant"):
         chk.unknown_keys(item, VARIANT_KEYS, "a [[variant]]", table="variant", index=i)
         vid = chk.get(item, "id", str, "a short name", required=True, table="variant", index=i)
         vtitle = chk.get(item, "title", str, "a title", table="variant", index=i) or vid

@@ -258,3 +258,10 @@ def test_help_is_fast_and_imports_nothing_heavy() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=Path(__file__).parent.parent, check=True)
     assert float(out.stdout) < 5  # the figure itself is printed by benchmarks/cli_startup.py
+
+
+def test_arrays_of_tables_must_be_tables() -> None:
+    for text, fragment in (('signals = 5\nreading = 5\n', "'reading' is the number 5"),
+                           ('reading = "x"\n', "'reading' is the string 'x'"),
+                           ('reading = [1]\n', "a [[reading]] must be a table")):
+        assert any(fragment in m for m in errors_of(text + GOOD)), text
