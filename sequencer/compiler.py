@@ -43,6 +43,7 @@ from instruments.catalog import Instrument, get_instrument
 from instruments.tuning import DEFAULT_HUANGZHONG_HZ, Tuning, parse_tuning
 from sequencer import drums
 from sequencer.events import CueSpan, Marker, Note, Timeline
+from sequencer.realization import load_realization
 from sequencer.timebase import TICKS_PER_SECOND, split_evenly, to_ticks
 
 RELEASE_RULES = ("half", "quarters")
@@ -256,6 +257,8 @@ class _Builder:
                 self.pitched(at + offset + jie // 2, jie // 2, "編磬", 7, cue.id)
 
     def piece(self, tick: int, ref: PieceRef, cue: Cue, voices: set[str], first: bool) -> int:
+        if ref.realization is not None:
+            return self.realized(tick, ref, cue)
         piece = repertoire.get_piece(ref.title) if repertoire.canonical_title(ref.title) else None
         if piece is not None and not piece.lost and ref.by in (BY_SINGERS, BY_SHENG, BY_GUAN):
             sung = set(voices)
@@ -268,6 +271,24 @@ class _Builder:
         else:
             self.drone(tick, length, cue, voices, ref.by)
         return tick + length
+
+    def realized(self, tick: int, ref: PieceRef, cue: Cue) -> int:
+        """A user's own realization file: its notes, played by the piece's performers."""
+        assert ref.realization is not None
+        real = load_realization(ref.realization, self.s.tempo_bpm)
+        melodic = {BY_SINGERS: "歌", BY_SHENG: "笙", BY_GUAN: "管", BY_BELLS: "編鐘"}[ref.by]
+        drum = next((d for d in ("建鼓", "鼓") if d in {c.name for c in cue.instruments}), "建鼓")
+        for n in real.notes:
+            if n.drum:
+                self.stroke(tick + n.offset, drum, cue.id, velocity=n.velocity)
+                continue
+            inst = self.instrument(melodic)
+            self.notes.append(Note(
+                tick=tick + n.offset, duration=n.length, channel=inst.channel, key=n.key,
+                velocity=n.velocity, instrument=inst.name, cue=cue.id,
+                hz=440.0 * 2 ** ((n.key - 69) / 12), **self.place(inst.name),
+            ))
+        return tick + real.length
 
     def played(self, cue: Cue) -> list[PieceRef]:
         pieces = list(cue.pieces)
