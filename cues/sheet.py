@@ -54,6 +54,7 @@ from cues.model import (
 )
 from cues.sources import quote_found, source_files
 from instruments.catalog import canonical_instrument, instrument_names
+from instruments.layouts import standard_hang
 
 MAX_COUNT = 128
 ARROWS = 4  # 乘矢: each archer shoots four arrows, one 拾 per 節
@@ -744,6 +745,8 @@ def _rite(chk: _Checker, data: dict, base: Path | None) -> Rite | None:
     raw_positions = data.get("position", [])
     layout = _positions(chk, raw_positions, table="position", key=None, cue=None,
                         allowed=POSITION_KEYS, index_of=lambda i: i)
+    if not layout and "position" not in data and hang in HANGS:
+        layout = standard_hang(hang)  # the sheet names its hang and places nothing
 
     variants: list[Variant] = []
     for i, item in _table_array(chk, data, "variant"):
