@@ -1,0 +1,27 @@
+"""`pip install .` carries everything the program reads at run time (found once missing)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_wheel_carries_the_data(tmp_path: Path) -> None:
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                    "-q", "-w", str(tmp_path), str(ROOT)], check=True, capture_output=True)
+    wheel = next(tmp_path.glob("yuezheng-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    needed = ["cli.py", "cues/data/pieces.toml", "cues/data/sources/SOURCES.md"]
+    needed += [f"cues/rites/{p.name}" for p in (ROOT / "cues/rites").glob("*.toml")]
+    for folder in ("seeds", "reference"):
+        needed += [f"cues/data/sources/{folder}/{p.name}"
+                   for p in (ROOT / "cues/data/sources" / folder).iterdir()]
+    missing = [n for n in needed if n not in names]
+    assert not missing, missing
+    for package in ("cues", "sequencer", "instruments"):
+        modules = {f"{package}/{p.name}" for p in (ROOT / package).glob("*.py")}
+        assert modules <= names, modules - names
