@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_wheel_carries_the_data(tmp_path: Path) -> None:
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
                     "-q", "-w", str(tmp_path), str(ROOT)], check=True, capture_output=True)
     wheel = next(tmp_path.glob("yuezheng-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
