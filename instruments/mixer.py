@@ -34,7 +34,9 @@ mix and none of them clips either.
 from __future__ import annotations
 
 import math
+import queue
 import re
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -401,19 +403,45 @@ def write_audio(
     peak = 0.0
     frames = 0
     handles = {}
+    # libsndfile's 24-bit conversion and the disk take about as long as the mixing; it releases
+    # the GIL, so one writer thread overlaps them with the next blocks' mixing (bounded queue:
+    # memory stays bounded)
+    blocks: queue.Queue = queue.Queue(maxsize=4)
+    failure: list[BaseException] = []
+
+    def writer(mix_file: sf.SoundFile) -> None:
+        try:
+            while (item := blocks.get()) is not None:
+                mix, stem_blocks = item
+                mix_file.write(mix)
+                for s, h in handles.items():
+                    h.write(stem_blocks[s])
+        except BaseException as exc:  # noqa: BLE001 - handed to the mixing thread
+            failure.append(exc)
+            while blocks.get() is not None:  # drain so that the producer never blocks
+                pass
+
     with sf.SoundFile(out_path, "w", samplerate=sample_rate, channels=2, subtype=AUDIO_SUBTYPE,
                       format=fmt) as mix_file:
         try:
             for s, p in stem_files.items():
                 handles[s] = sf.SoundFile(p, "w", samplerate=sample_rate, channels=2,
                                           subtype=AUDIO_SUBTYPE, format=fmt)
-            for mix, stem_blocks in _mastered(note_list, sample_rate, block_s, listener,
-                                              progress, stats, with_stems=bool(handles)):
-                mix_file.write(mix)
-                frames += mix.shape[0]
-                peak = max(peak, float(np.abs(mix).max(initial=0.0)))
-                for s, h in handles.items():
-                    h.write(stem_blocks[s])
+            thread = threading.Thread(target=writer, args=(mix_file,), name="yuezheng-writer")
+            thread.start()
+            try:
+                for mix, stem_blocks in _mastered(note_list, sample_rate, block_s, listener,
+                                                  progress, stats, with_stems=bool(handles)):
+                    if failure:
+                        break
+                    frames += mix.shape[0]
+                    peak = max(peak, float(np.abs(mix).max(initial=0.0)))
+                    blocks.put((mix, stem_blocks))
+            finally:
+                blocks.put(None)
+                thread.join()
+            if failure:
+                raise failure[0]
         finally:
             for h in handles.values():
                 h.close()
