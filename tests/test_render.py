@@ -41,10 +41,16 @@ def test_stems_sum_to_the_mix_and_nothing_clips(she_jie) -> None:
 
 
 def test_render_is_deterministic(she_jie, tmp_path: Path) -> None:
-    wav, _ = she_jie
-    again = tmp_path / "again.wav"
-    assert cli.main(["render", *SHE, "-o", str(again)]) == 0
+    wav, stems = she_jie
+    again, again_stems = tmp_path / "again.wav", tmp_path / "stems"
+    assert cli.main(["render", *SHE, "-o", str(again), "--stems", str(again_stems)]) == 0
     assert again.read_bytes() == wav.read_bytes()
+    for f in stems.iterdir():
+        assert (again_stems / f.name).read_bytes() == f.read_bytes()
+    plain = [tmp_path / "p1.wav", tmp_path / "p2.wav"]
+    for out in plain:
+        assert cli.main(["render", *SHE, "-o", str(out)]) == 0
+    assert plain[0].read_bytes() == plain[1].read_bytes()
 
 
 def test_check_holds_on_our_own_rendered_she_jie(she_jie) -> None:
