@@ -35,6 +35,7 @@ one rendered with them in the last bits and where a stem alone would have needed
 
 from __future__ import annotations
 
+import contextlib
 import math
 import queue
 import re
@@ -263,6 +264,14 @@ class _Limiter:
         return curve.reshape(-1)[:n]
 
 
+def _frames(x: np.ndarray) -> np.ndarray:
+    """(2, n) float64 → (n, 2) float32 frames (column copies: ~8× faster than a strided cast)."""
+    out = np.empty((x.shape[1], 2), dtype=np.float32)
+    out[:, 0] = x[0]
+    out[:, 1] = x[1]
+    return out
+
+
 def _mastered(
     notes: Iterable[RenderNote], sample_rate: int, block_s: float,
     listener: tuple[float, float], progress: Progress | None, stats: dict[str, float] | None,
@@ -295,14 +304,14 @@ def _mastered(
                next_req: float) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         n = mix.shape[1]
         g = limiter.gains(req, next_req, n)
-        out_mix = np.ascontiguousarray((mix if g is None else mix * g).T, dtype=np.float32)
+        out_mix = _frames(mix if g is None else mix * g)
         out_stems: dict[str, np.ndarray] = {}
         if with_stems:
             scale = headroom if g is None else headroom * g
             for s in stems:
                 st = raw.get(s)
                 out_stems[s] = (np.zeros((n, 2), dtype=np.float32) if st is None else
-                                np.ascontiguousarray((st * scale).T, dtype=np.float32))
+                                _frames(st * scale))
         return out_mix, out_stems
 
     for n, raw in _raw_blocks(placed, total, block, merged=not with_stems):
@@ -427,30 +436,32 @@ def write_audio(
             while blocks.get() is not None:  # drain so that the producer never blocks
                 pass
 
-    with sf.SoundFile(out_path, "w", samplerate=sample_rate, channels=2, subtype=AUDIO_SUBTYPE,
-                      format=fmt) as mix_file:
+    # files are handed to libsndfile as Python file objects: closing a path-opened SoundFile
+    # fsyncs it (0.4 s per 10 minutes here), which a render has no need of
+    with contextlib.ExitStack() as files:
+        def sound_file(path: Path) -> sf.SoundFile:
+            raw = files.enter_context(path.open("wb"))
+            return files.enter_context(sf.SoundFile(
+                raw, "w", samplerate=sample_rate, channels=2, subtype=AUDIO_SUBTYPE, format=fmt))
+
+        mix_file = sound_file(out_path)
+        for s, p in stem_files.items():
+            handles[s] = sound_file(p)
+        thread = threading.Thread(target=writer, args=(mix_file,), name="yuezheng-writer")
+        thread.start()
         try:
-            for s, p in stem_files.items():
-                handles[s] = sf.SoundFile(p, "w", samplerate=sample_rate, channels=2,
-                                          subtype=AUDIO_SUBTYPE, format=fmt)
-            thread = threading.Thread(target=writer, args=(mix_file,), name="yuezheng-writer")
-            thread.start()
-            try:
-                for mix, stem_blocks in _mastered(note_list, sample_rate, block_s, listener,
-                                                  progress, stats, with_stems=bool(handles)):
-                    if failure:
-                        break
-                    frames += mix.shape[0]
-                    peak = max(peak, float(np.abs(mix).max(initial=0.0)))
-                    blocks.put((mix, stem_blocks))
-            finally:
-                blocks.put(None)
-                thread.join()
-            if failure:
-                raise failure[0]
+            for mix, stem_blocks in _mastered(note_list, sample_rate, block_s, listener,
+                                              progress, stats, with_stems=bool(handles)):
+                if failure:
+                    break
+                frames += mix.shape[0]
+                peak = max(peak, float(np.abs(mix).max(initial=0.0)))
+                blocks.put((mix, stem_blocks))
         finally:
-            for h in handles.values():
-                h.close()
+            blocks.put(None)
+            thread.join()
+        if failure:
+            raise failure[0]
     compute = time.perf_counter() - t0
     duration = frames / sample_rate
     return AudioReport(
