@@ -650,6 +650,132 @@ def cmd_judge(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+@command
+def _register_live(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "live", help="run a rite live: cue by cue to a MIDI output, from the console or headless",
+        description="Play a rite live to a MIDI port. The console (curses) shows the cue list, "
+        "the standby cue's ritual moment, the 節 counter and the keys: space GO, s stop "
+        "(樂闋: ends a looping cue at its next rest point; twice: at once), h hold, r resume, "
+        "n/b skip/back, p panic (twice: CC 123/120 on every channel), +/- nudge a 射節 from its "
+        "next 耦 cycle, q quit. --auto runs every cue without an operator and exits 0 at the end.",
+    )
+    p.add_argument("rite", metavar="RITE|FILE")
+    p.add_argument("--output", required=True, metavar="SPEC",
+                   help="jack:PORT, jack-virtual:NAME, alsa:PORT or virtual:NAME")
+    p.add_argument("--auto", action="store_true",
+                   help="headless: GO cues start the go gap after the previous cue ends; cues "
+                        "that run until stopped play one pass")
+    p.add_argument("--from", dest="from_cue", metavar="CUE", help="start at this cue")
+    p.add_argument("--until", dest="until_cue", metavar="CUE", help="end with this cue")
+    p.add_argument("--control", metavar="URL",
+                   help="OSC remote control, e.g. osc://127.0.0.1:53000 (/go /stop /panic /hold "
+                        "/resume /cue/ID/start; replies /reply/...)")
+    p.add_argument("--midi-in", dest="midi_in", metavar="SPEC",
+                   help="MIDI input for GO/stop/panic and MIDI Show Control (GO, STOP, RESUME)")
+    p.add_argument("--midi-go", default="note:60", metavar="note:N|cc:N",
+                   help="the MIDI input's GO (default note:60)")
+    p.add_argument("--midi-stop", default="note:62", metavar="note:N|cc:N",
+                   help="the MIDI input's stop (default note:62)")
+    p.add_argument("--midi-panic", default="note:61", metavar="note:N|cc:N",
+                   help="the MIDI input's panic (default note:61)")
+    p.add_argument("--clock-out", action="store_true",
+                   help="send MIDI clock (24 ppqn at the rite's tempo, start/stop/continue)")
+    p.add_argument("--log", metavar="FILE.jsonl", help="append the show log (JSON lines) here")
+    p.add_argument("--resume", metavar="LOG", help="start again at the last cue LOG started")
+    _add_settings(p)
+    p.set_defaults(func=cmd_live)
+
+
+class _Terminated(Exception):
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def cmd_live(args: argparse.Namespace) -> int:
+    import signal
+
+    from instruments.ports import parse_spec
+    from sequencer import live
+
+    parse_spec(args.output)
+    if args.resume:
+        rite_id, cue = live.resume_point(args.resume)
+        if args.from_cue and args.from_cue != cue:
+            raise UserError("give --resume or --from, not both")
+        args.from_cue = cue
+    rite, settings = _load(args)
+    if args.resume and rite_id and rite_id != rite.id:
+        raise UserError(f"--resume {args.resume}: the log is of rite {rite_id!r}, not {rite.id!r}")
+    mapping: dict[tuple[str, int], str] = {}
+    for what in ("go", "stop", "panic"):
+        mapping[live.parse_trigger(getattr(args, f"midi_{what}"))] = what
+    if args.control:
+        live.parse_control(args.control)
+    tty = sys.stdin.isatty() and sys.stdout.isatty()
+    interactive = not args.auto and tty
+    if not args.auto and not tty and not (args.control or args.midi_in):
+        raise UserError("the live console needs a terminal; use --auto to run headless, or "
+                        "--control/--midi-in to be operated remotely")
+
+    def on_signal(signum: int, frame: object) -> None:
+        raise _Terminated(signum)
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    player = live.Player(rite, settings, args.output, auto=args.auto, log_path=args.log,
+                         clock_out=args.clock_out)
+    try:
+        with player:
+            if args.control:
+                host, port = live.start_osc(player, args.control)
+                if not interactive:
+                    _err(f"yuezheng: OSC control on osc://{host}:{port}")
+            if args.midi_in:
+                live.start_midi_in(player, args.midi_in, mapping)
+            if interactive:
+                _console(player)
+            else:  # --auto, or remote control without a terminal: until the show is done
+                player.run(stop=lambda: player.machine.done and not args.auto
+                           and player.machine.pos >= len(player.machine.cues))
+    except _Terminated as exc:
+        _err(f"yuezheng: {signal.Signals(exc.signum).name}: silenced and stopped")
+        return 128 + exc.signum
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+    if args.auto:
+        _out(f"played {rite.title}: {len(rite.cues)} cues" +
+             (f"; log {args.log}" if args.log else ""))
+    return EXIT_OK
+
+
+def _console(player) -> None:
+    """The operator console: curses draws ``sequencer.console.screen`` and reads keys."""
+    import curses
+
+    from sequencer.console import handle_key, screen
+
+    def loop(win) -> None:
+        curses.curs_set(0)
+        win.nodelay(True)
+        while not player.quit:
+            player.step(0.05)
+            win.erase()
+            height, width = win.getmaxyx()
+            for y, line in enumerate(screen(player.snapshot())[:height - 1]):
+                try:
+                    win.addnstr(y, 0, line, max(1, width - 1))
+                except curses.error:
+                    pass
+            win.refresh()
+            while (key := win.getch()) != -1:
+                if 0 <= key < 256:
+                    handle_key(player, chr(key))
+
+    curses.wrapper(loop)
+
+
 # ── commands end ────────────────────────────────────────────────────────────────────────────
 
 

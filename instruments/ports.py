@@ -505,6 +505,20 @@ class RtMidiOutput(OutputPort):
             self.own_name = new[0] if len(new) == 1 else None
             frames, rate = self._watch.period()
             self._drain_s = max(0.01, 3 * frames / rate + 0.005)
+            self._settle()
+
+    def _settle(self) -> None:
+        """Wait until JACK shows the new connection and has run a few cycles with it: a
+        message sent before the graph is updated is dropped (seen as lost program changes at
+        the start of a show)."""
+        if self._watch is None or self.own_name is None or self.destination is None:
+            return
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline:
+            if self.destination in self._watch.connections(self.own_name):
+                break
+            time.sleep(0.002)
+        time.sleep(self._drain_s)
 
     def _send(self, data: bytes) -> None:
         self._out.send_message(data)
@@ -554,6 +568,7 @@ class RtMidiOutput(OutputPort):
                 return "lost" if self.lost_count and self._just_lost() else None
             self._connected = True
             self.reconnect_count += 1
+            time.sleep(self._drain_s)  # let the new connection take effect (see _settle)
             # the cut notes: sounding when the link went, ended while it was down
             for data in note_offs(self._cut - self._sounding):
                 self._send(data)

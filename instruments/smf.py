@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import struct
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 
 from instruments.catalog import GM_PERCUSSION_CHANNEL, get_instrument
@@ -67,6 +68,54 @@ def _track(events: list[tuple[int, int, bytes]]) -> bytes:
     return b"MTrk" + struct.pack(">I", len(body)) + body
 
 
+def instrument_order(notes: Sequence[Note]) -> list[str]:
+    """The instruments of ``notes`` in track order (by channel, then name)."""
+    names = {note.instrument for note in notes}
+    return sorted(names, key=lambda name: (get_instrument(name).channel, name))
+
+
+def track_events(name: str, notes: Sequence[Note], origin: int = 0,
+                 ) -> list[tuple[int, int, bytes]]:
+    """One instrument's track as (tick, order, event bytes), ticks relative to ``origin``,
+    unsorted: the track name, the channel setup (program, RPN 0 bend range) at tick 0, then for
+    every note a pitch bend when the tuning changes it, its lyric and its note_on, and its
+    note_off (offs before ons at the same tick). Meta events start with 0xFF; everything else
+    is a channel message. ``build_midi_bytes`` writes these and the live player sends the
+    channel messages, so a file and a live cue carry the same messages."""
+    inst = get_instrument(name)
+    ch = inst.channel
+    events: list[tuple[int, int, bytes]] = [
+        (0, 0, _text(TRACK_NAME, f"{inst.name} ({inst.english})")),
+    ]
+    if ch != GM_PERCUSSION_CHANNEL:
+        events += [(0, 1 + i, data) for i, data in enumerate(channel_setup(ch, inst.gm_program))]
+    bend = 0
+    seq = 100
+    for tick, note, is_on in iter_note_pairs(notes):
+        seq += 1
+        tick -= origin
+        if is_on:
+            if ch != GM_PERCUSSION_CHANNEL and note.bend != bend:
+                value = note.bend + 8192
+                events.append((tick, seq * 4, bytes((0xE0 | ch, value & 0x7F, value >> 7))))
+                bend = note.bend
+            if note.lyric:
+                events.append((tick, seq * 4 + 1, _text(LYRIC, note.lyric)))
+            events.append((tick, seq * 4 + 2, bytes((0x90 | ch, note.key, note.velocity))))
+        else:
+            events.append((tick, seq * 4, bytes((0x80 | ch, note.key, 0))))
+    return events
+
+
+def channel_setup(ch: int, program: int | None) -> list[bytes]:
+    """Program change and RPN 0 (pitch-bend range ±BEND_RANGE), then RPN null."""
+    cc = 0xB0 | ch
+    return [bytes((0xC0 | ch, program or 0)),
+            bytes((cc, 101, 0)), bytes((cc, 100, 0)),  # RPN 0: pitch-bend range
+            bytes((cc, 6, BEND_RANGE)), bytes((cc, 38, 0)),
+            bytes((cc, 101, 127)), bytes((cc, 100, 127))]  # RPN null
+
+
 def build_midi_bytes(timeline: Timeline, title: str = "") -> bytes:
     tempo = struct.pack(">I", US_PER_BEAT)[1:]
     conductor: list[tuple[int, int, bytes]] = [
@@ -81,35 +130,8 @@ def build_midi_bytes(timeline: Timeline, title: str = "") -> bytes:
     by_instrument: dict[str, list[Note]] = defaultdict(list)
     for note in timeline.notes:
         by_instrument[note.instrument].append(note)
-    order = sorted(by_instrument, key=lambda name: (get_instrument(name).channel, name))
-    for name in order:
-        inst = get_instrument(name)
-        ch = inst.channel
-        cc = 0xB0 | ch
-        events: list[tuple[int, int, bytes]] = [
-            (0, 0, _text(TRACK_NAME, f"{inst.name} ({inst.english})")),
-        ]
-        if ch != GM_PERCUSSION_CHANNEL:
-            setup = [bytes((0xC0 | ch, inst.gm_program or 0)),
-                     bytes((cc, 101, 0)), bytes((cc, 100, 0)),  # RPN 0: pitch-bend range
-                     bytes((cc, 6, BEND_RANGE)), bytes((cc, 38, 0)),
-                     bytes((cc, 101, 127)), bytes((cc, 100, 127))]  # RPN null
-            events += [(0, 1 + i, data) for i, data in enumerate(setup)]
-        bend = 0
-        seq = 100
-        for tick, note, is_on in iter_note_pairs(by_instrument[name]):
-            seq += 1
-            if is_on:
-                if ch != GM_PERCUSSION_CHANNEL and note.bend != bend:
-                    value = note.bend + 8192
-                    events.append((tick, seq * 4, bytes((0xE0 | ch, value & 0x7F, value >> 7))))
-                    bend = note.bend
-                if note.lyric:
-                    events.append((tick, seq * 4 + 1, _text(LYRIC, note.lyric)))
-                events.append((tick, seq * 4 + 2, bytes((0x90 | ch, note.key, note.velocity))))
-            else:
-                events.append((tick, seq * 4, bytes((0x80 | ch, note.key, 0))))
-        tracks.append(_track(events))
+    for name in instrument_order(timeline.notes):
+        tracks.append(_track(track_events(name, by_instrument[name])))
     header = b"MThd" + struct.pack(">IHHH", 6, 1, len(tracks), TICKS_PER_BEAT)
     return header + b"".join(tracks)
 

@@ -103,6 +103,26 @@ def _notes(n: int, spacing: float, length: float, first_key: int = 30) -> list[t
 
 # ── ports ──────────────────────────────────────────────────────────────────────────────────────
 
+def timing_errors_ms(scheduled: list[float], received: list[float]) -> list[float]:
+    """|received − scheduled − latency| for each message, in ms, the latency being the median
+    offset (a constant delay is not a timing error; aligning on the first message would charge
+    its own period quantization to every other message)."""
+    offsets = sorted(rx - t for t, rx in zip(scheduled, received, strict=True))
+    latency = offsets[len(offsets) // 2]
+    return [1000 * abs(rx - t - latency) for t, rx in zip(scheduled, received, strict=True)]
+
+
+# JACK's dummy driver wakes on a software timer: on a shared VM a cycle now and then comes a few
+# ms late; and RtMidi 5.0 (bundled in python-rtmidi 1.5.8) now and then loses or repeats one
+# message between its JACK thread and its queue (about one message in a thousand here, seen
+# both with yuezheng's sender and with a plain rtmidi sender). Those failures, and only those,
+# are re-run; the bounds stay as they are (3 ms; every message, in order). See README: known
+# limitations.
+timing_flaky = pytest.mark.flaky(
+    reruns=2, only_rerun=["timing error", "reception error", "At index", "Left contains",
+                          "Right contains"])
+
+
 def test_list_ports_and_unknown_destination(receiver: Receiver) -> None:
     assert receiver.port_name in list_ports("jack")
     with pytest.raises(PortError, match="no JACK MIDI input matching"):
@@ -132,12 +152,13 @@ def test_panic_stages_over_jack(receiver: Receiver) -> None:
 
 # ── the sender process ─────────────────────────────────────────────────────────────────────────
 
+@timing_flaky
 def test_sender_order_and_timing(receiver: Receiver, jack: tuple[int, int]) -> None:
     frames, rate = jack
     period_ms = 1000 * frames / rate
     if period_ms > 2.0:
         msg = (f"JACK period is {period_ms:.1f} ms; the 3 ms timing check needs <= 2 ms "
-               "(.ci/jack.sh starts jackd with -p 64)")
+               "(.ci/jack.sh starts jackd with 1.33 ms periods)")
         if os.environ.get("CI"):
             pytest.fail(msg)
         pytest.skip(msg)
@@ -152,9 +173,7 @@ def test_sender_order_and_timing(receiver: Receiver, jack: tuple[int, int]) -> N
     assert [m for _, m, _ in got] == [m for _, m in schedule]
     assert [r.index for r in records] == list(range(len(schedule)))
     assert all(r.deadline == t0 + schedule[r.index][0] for r in records)
-    first_t, first_rx = schedule[0][0], got[0][0]
-    errors_ms = [1000 * abs((rx - first_rx) - (t - first_t))
-                 for (t, _), (rx, _, _) in zip(schedule, got, strict=True)]
+    errors_ms = timing_errors_ms([t for t, _ in schedule], [rx for rx, _, _ in got])
     assert max(errors_ms) <= 3.0, f"worst reception error {max(errors_ms):.2f} ms"
 
 
@@ -215,6 +234,7 @@ def test_hold_releases_and_resume_shifts(receiver: Receiver) -> None:
     assert _unsilenced(receiver.data()) == set()
 
 
+@timing_flaky
 def test_destination_removed_and_restored(jack: tuple[int, int]) -> None:
     rec = Receiver()
     client = rec.client
@@ -258,9 +278,8 @@ def test_destination_removed_and_restored(jack: tuple[int, int]) -> None:
         assert len(rest) >= len(later)
         tail = rest[len(rest) - len(later):]
         assert [m for _, m, _ in tail] == [m for _, m in later]
-        errors_ms = [1000 * abs((rx - tail[0][0]) - (t - later[0][0]))
-                     for (t, _), (rx, _, _) in zip(later, tail, strict=True)]
-        assert max(errors_ms) <= 3.0
+        errors_ms = timing_errors_ms([t for t, _ in later], [rx for rx, _, _ in tail])
+        assert max(errors_ms) <= 3.0, f"worst reception error {max(errors_ms):.2f} ms"
         assert _unsilenced(got) == set()
     finally:
         s.stop()

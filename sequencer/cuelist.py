@@ -1,0 +1,346 @@
+"""The live cue discipline: a small, pure state machine (no I/O, no clock of its own).
+
+Every method takes ``now`` (seconds on the show's monotonic clock) and returns the actions the
+player must carry out, so tests drive it with a ``FakeClock`` and compare exact lists::
+
+    ("start", cue_id, t0)        start the cue's music at absolute time t0
+    ("end_at", cue_id, t)        end it at t (a 樂闋 stop at a rest point)
+    ("cancel", cue_id)           end it now (note-offs), or forget a start not yet reached
+    ("retime", cue_id, at_s, f)  from cue time at_s on, stretch the cue by f (射節 nudge)
+    ("hold",) ("resume",)        pause and continue everything (later times move)
+    ("panic", 1|2)               1: note-offs for what sounds, every cue ends; 2: CC 123/120
+
+The discipline (after Linux Show Player's cue lifecycle):
+
+- The **standby** cue is the next one the operator starts; its ``at`` text is the ritual moment
+  to watch for. **GO** starts it after its pre-wait. A second GO within ``double_go_s`` (0.5 s)
+  of an accepted one is ignored.
+- A cue **ends** when its music has played once (its span), unless it **runs until stopped**: a
+  cue with a stop rule (「樂闋」 at a moment of the text) or an operator-ended cue (無算樂) loops
+  its music until **stop**. Stop ends it at its next **rest point** (the first moment at least
+  ``stop_lead_s`` ahead where none of its notes sounds across: a 節 or phrase boundary, so no
+  note is cut); a second stop ends it at once. Stop on a cue of fixed length ends it at once.
+- When a cue ends, after its post-wait, a ``follow`` cue after it or an ``after:ID`` cue naming
+  it starts (after its own pre-wait). Its exact start is handed over as soon as it is known, so
+  the sender joins them without a gap. ``signal:NAME`` cues wait for GO like ``go`` cues.
+- **hold** pauses everything (the sounding notes are released); **resume** continues, and every
+  time still ahead moves by the time held. GO is ignored while held.
+- **skip** / **back** move the standby without touching what runs.
+- **panic**: the first press ends every cue and releases the notes; a second press (with no GO
+  between) also sends CC 123 and 120 on every channel.
+- **nudge** (tempo) never changes a 射節 inside a 耦's cycle (「間若一」): it applies from the
+  next cycle boundary of the running 射節.
+- **auto** (headless): no operator — GO cues start ``go_gap_s`` after the previous cue ends and
+  cues that run until stopped play one pass: the show then runs exactly as the offline timeline.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+Action = tuple[Any, ...]
+
+WAITING, RUNNING, ENDING, DONE, STOPPED = "waiting", "running", "ending", "done", "stopped"
+
+
+@dataclass(frozen=True)
+class CueInfo:
+    """What the state machine needs to know of a cue."""
+
+    id: str
+    length_s: float  # one pass of its music (the compiled span)
+    trigger: str = "go"  # go | follow | after | signal
+    target: str | None = None  # after:ID / signal:NAME
+    loops: bool = False  # runs until stopped (stop rule, operator-ended)
+    pre_wait_s: float = 0.0
+    post_wait_s: float = 0.0
+    rest_points: tuple[float, ...] = ()  # cue-relative; the last is the end of a pass
+    cycle_s: float | None = None  # 射節: one 耦's cycle
+    kind: str = ""
+    title: str = ""
+    at: str = ""
+    stop_text: str = ""  # e.g. 「樂闋」 at 「主人送於門外，再拜」
+
+
+@dataclass
+class CueRun:
+    """A cue's live state. Times are absolute on the show clock (moved by holds)."""
+
+    status: str
+    start: float
+    end: float | None = None  # known end (None: runs until stopped)
+    factor: float = 1.0
+    length: float = 0.0  # one pass, cue time after nudges
+    rests: list[float] = field(default_factory=list)
+    bounds: list[float] = field(default_factory=list)  # 射節 cycle boundaries (cue time)
+    loops: bool = False
+
+
+class CueList:
+    """The live state of a show (see the module docstring)."""
+
+    def __init__(self, cues: Sequence[CueInfo], *, auto: bool = False, go_gap_s: float = 2.0,
+                 double_go_s: float = 0.5, stop_lead_s: float = 0.05) -> None:
+        if not cues:
+            raise ValueError("a show needs at least one cue")
+        self.cues = list(cues)
+        self.index = {c.id: i for i, c in enumerate(self.cues)}
+        self.auto = auto
+        self.go_gap_s = go_gap_s
+        self.double_go_s = double_go_s
+        self.stop_lead_s = stop_lead_s
+        self.pos = 0  # the standby cue
+        self.runs: dict[str, CueRun] = {}
+        self.held_at: float | None = None
+        self.last_go: float | None = None
+        self.panic_stage = 0
+        self.log: list[dict[str, Any]] = []  # start/end records, in order
+        self.finished_at: float | None = None
+
+    # views ---------------------------------------------------------------------------------
+    @property
+    def standby(self) -> CueInfo | None:
+        return self.cues[self.pos] if self.pos < len(self.cues) else None
+
+    @property
+    def held(self) -> bool:
+        return self.held_at is not None
+
+    def running(self) -> list[str]:
+        return [cid for cid, r in self.runs.items() if r.status in (RUNNING, ENDING)]
+
+    def waiting(self) -> list[str]:
+        return [cid for cid, r in self.runs.items() if r.status == WAITING]
+
+    @property
+    def done(self) -> bool:
+        """Every cue has been dealt with and nothing runs or waits."""
+        return self.pos >= len(self.cues) and not self.running() and not self.waiting()
+
+    def next_deadline(self) -> float | None:
+        """The next moment ``tick`` has something to do (None: nothing until a command)."""
+        if self.held:
+            return None
+        times = []
+        for r in self.runs.values():
+            if r.status == WAITING:
+                times.append(r.start)
+            elif r.status in (RUNNING, ENDING) and r.end is not None:
+                times.append(r.end)
+        return min(times) if times else None
+
+    def cue_time(self, cue_id: str, now: float) -> float:
+        """Seconds the cue has run (holds excluded)."""
+        r = self.runs[cue_id]
+        t = (self.held_at if self.held_at is not None else now) - r.start
+        return max(0.0, t)
+
+    # commands ------------------------------------------------------------------------------
+    def begin(self, now: float) -> list[Action]:
+        """Start of the show: in auto mode the first cue starts now."""
+        if self.auto and self.standby is not None:
+            return self._start_standby(now)
+        return []
+
+    def go(self, now: float) -> list[Action]:
+        if self.held or self.standby is None:
+            return []
+        if self.last_go is not None and now - self.last_go < self.double_go_s:
+            return []  # an accidental double GO
+        self.last_go = now
+        return self._start_standby(now)
+
+    def start_cue(self, cue_id: str, now: float) -> list[Action]:
+        """Make ``cue_id`` the standby cue and GO (OSC ``/cue/{id}/start``)."""
+        if cue_id not in self.index:
+            raise KeyError(cue_id)
+        if self.held or (self.last_go is not None and now - self.last_go < self.double_go_s):
+            return []
+        self.pos = self.index[cue_id]
+        self.last_go = now
+        return self._start_standby(now)
+
+    def stop(self, now: float) -> list[Action]:
+        """樂闋: end what runs — looping cues at their next rest point, a second stop (or a cue
+        of fixed length) at once."""
+        out: list[Action] = []
+        for cid in self.running():
+            r = self.runs[cid]
+            if r.status == RUNNING and r.loops and r.end is None:
+                r.end = self._next_rest(r, now)
+                r.status = ENDING
+                out.append(("end_at", cid, r.end))
+                out += self._end_known(cid)
+            elif r.end is None or r.end > now:
+                out.append(("cancel", cid))
+                r.end = now
+                r.status = ENDING
+                out += self._reschedule_followers(cid)
+        out += self.tick(now)
+        return out
+
+    def hold(self, now: float) -> list[Action]:
+        if self.held:
+            return []
+        self.held_at = now
+        return [("hold",)]
+
+    def resume(self, now: float) -> list[Action]:
+        if self.held_at is None:
+            return []
+        shift = now - self.held_at
+        self.held_at = None
+        for r in self.runs.values():
+            if r.status in (WAITING, RUNNING, ENDING):
+                r.start += shift
+                if r.end is not None:
+                    r.end += shift
+        return [("resume",)] + self.tick(now)
+
+    def skip(self) -> list[Action]:
+        self.pos = min(self.pos + 1, len(self.cues))
+        return []
+
+    def back(self) -> list[Action]:
+        self.pos = max(self.pos - 1, 0)
+        return []
+
+    def panic(self, now: float) -> list[Action]:
+        self.panic_stage = 2 if self.panic_stage >= 1 else 1
+        for cid, r in self.runs.items():
+            if r.status in (WAITING, RUNNING, ENDING):
+                r.status = STOPPED
+                r.end = now
+                self.log.append({"event": "end", "cue": cid, "t": now, "how": "panic"})
+        self.held_at = None
+        return [("panic", self.panic_stage)]
+
+    def nudge(self, factor: float, now: float) -> list[Action]:
+        """Stretch the running 射節 from its next 耦 cycle by ``factor`` (> 1: slower)."""
+        if not 0.5 <= factor <= 2.0:
+            raise ValueError("a nudge factor must be within 0.5–2")
+        out: list[Action] = []
+        for cid in self.running():
+            r = self.runs[cid]
+            elapsed = self.cue_time(cid, now)
+            ahead = [b for b in r.bounds if b > elapsed + self.stop_lead_s]
+            if not ahead or r.end is None:
+                continue
+            at = ahead[0]
+
+            def stretch(x: float, at: float = at) -> float:
+                return at + (x - at) * factor if x > at else x
+
+            r.bounds = [stretch(b) for b in r.bounds]
+            r.rests = [stretch(p) for p in r.rests]
+            old_length = r.length
+            r.length = stretch(r.length)
+            r.end += r.length - old_length
+            r.factor *= factor
+            out.append(("retime", cid, at, factor))
+            out += self._reschedule_followers(cid)
+        return out
+
+    def tick(self, now: float) -> list[Action]:
+        """Advance to ``now``: waiting cues whose start has come run; cues whose end has come
+        are done."""
+        if self.held:
+            return []
+        out: list[Action] = []
+        changed = True
+        while changed:
+            changed = False
+            for cid, r in list(self.runs.items()):
+                if r.status == WAITING and r.start <= now:
+                    r.status = RUNNING
+                    self.log.append({"event": "start", "cue": cid, "t": r.start})
+                    changed = True
+                if r.status in (RUNNING, ENDING) and r.end is not None and r.end <= now:
+                    r.status = DONE
+                    self.log.append({"event": "end", "cue": cid, "t": r.end})
+                    changed = True
+        if self.done and self.finished_at is None:
+            self.finished_at = now
+        return out
+
+    # internals -----------------------------------------------------------------------------
+    def _start_standby(self, now: float) -> list[Action]:
+        cue = self.cues[self.pos]
+        self.pos += 1
+        self.panic_stage = 0
+        return self._schedule(cue, now + cue.pre_wait_s) + self.tick(now)
+
+    def _schedule(self, cue: CueInfo, t0: float) -> list[Action]:
+        loops = cue.loops and not self.auto
+        bounds: list[float] = []
+        if cue.cycle_s:
+            n = round(cue.length_s / cue.cycle_s)
+            bounds = [cue.cycle_s * c for c in range(1, n + 1)]
+        run = CueRun(WAITING, t0, None if loops else t0 + cue.length_s, length=cue.length_s,
+                     rests=list(cue.rest_points), bounds=bounds, loops=loops)
+        self.runs[cue.id] = run
+        out: list[Action] = [("start", cue.id, t0)]
+        return out + self._end_known(cue.id) if run.end is not None else out
+
+    def _end_known(self, cue_id: str) -> list[Action]:
+        """The cue's end is now known: schedule what follows it."""
+        r = self.runs[cue_id]
+        assert r.end is not None
+        i = self.index[cue_id]
+        done_at = r.end + self.cues[i].post_wait_s
+        if self.pos >= len(self.cues):
+            return []
+        nxt = self.cues[self.pos]
+        gap = 0.0
+        if self.auto:  # as the offline timeline: every cue after the previous one
+            follows = self.pos == i + 1
+            gap = 0.0 if nxt.trigger == "follow" else self.go_gap_s
+        else:
+            follows = ((nxt.trigger == "follow" and self.pos == i + 1)
+                       or (nxt.trigger == "after" and nxt.target == cue_id))
+        if not follows:
+            return []
+        self.pos += 1
+        # scheduling it schedules, in turn, what follows it when its end is known
+        return self._schedule(nxt, done_at + gap + nxt.pre_wait_s)
+
+    def _reschedule_followers(self, cue_id: str) -> list[Action]:
+        """The cue's end moved: move the cues scheduled after it (not yet started)."""
+        out: list[Action] = []
+        i = self.index[cue_id]
+        r = self.runs[cue_id]
+        for j in range(i + 1, len(self.cues)):
+            nxt = self.cues[j]
+            fr = self.runs.get(nxt.id)
+            if fr is None or fr.status != WAITING:
+                break
+            prev_end = r.end if j == i + 1 else self.runs[self.cues[j - 1].id].end
+            if prev_end is None:
+                break
+            gap = self.go_gap_s if self.auto and nxt.trigger != "follow" else 0.0
+            t0 = prev_end + self.cues[j - 1].post_wait_s + gap + nxt.pre_wait_s
+            if abs(t0 - fr.start) < 1e-9:
+                continue
+            shift = t0 - fr.start
+            fr.start = t0
+            if fr.end is not None:
+                fr.end += shift
+            out += [("cancel", nxt.id), ("start", nxt.id, t0)]
+        return out
+
+    def _next_rest(self, r: CueRun, now: float) -> float:
+        """The absolute time of the first rest point at least stop_lead_s from now."""
+        elapsed = (now - r.start) + self.stop_lead_s
+        length = r.length if r.length > 0 else 0.0
+        rests = r.rests or [length]
+        if length <= 0:
+            return now + self.stop_lead_s
+        passes = int(elapsed // length)
+        within = elapsed - passes * length
+        k = bisect.bisect_left(rests, within)
+        if k < len(rests):
+            return r.start + passes * length + rests[k]
+        return r.start + (passes + 1) * length + rests[0]

@@ -1,0 +1,127 @@
+"""The live cue state machine, driven with a FakeClock: exact expected actions."""
+
+from __future__ import annotations
+
+import pytest
+
+from sequencer.clock import FakeClock
+from sequencer.cuelist import CueInfo, CueList
+
+
+def _show(**kw) -> CueList:
+    cues = [
+        CueInfo("a", 10.0, "go", pre_wait_s=1.0, post_wait_s=0.5),
+        CueInfo("b", 5.0, "follow", pre_wait_s=0.25),
+        CueInfo("c", 4.0, "go", loops=True, rest_points=(1.0, 2.0, 4.0)),
+        CueInfo("d", 3.0, "after", target="c"),
+        CueInfo("e", 2.0, "go"),
+    ]
+    return CueList(cues, **kw)
+
+
+def test_go_follow_and_waits() -> None:
+    clock = FakeClock(100.0)
+    m = _show()
+    assert m.standby.id == "a"
+    # GO: a starts after its pre-wait; b's exact start is known at once (a's end + post + pre)
+    assert m.go(clock.now()) == [("start", "a", 101.0), ("start", "b", 111.75)]
+    assert m.standby.id == "c"
+    assert m.waiting() == ["a", "b"]
+    assert m.next_deadline() == 101.0
+    clock.wait_until(101.0)
+    m.tick(clock.now())
+    assert m.running() == ["a"]
+    clock.wait_until(111.75)
+    m.tick(clock.now())
+    assert m.running() == ["b"]
+    assert [(r["event"], r["cue"], r["t"]) for r in m.log] == [
+        ("start", "a", 101.0), ("end", "a", 111.0), ("start", "b", 111.75)]
+
+
+def test_double_go_is_ignored() -> None:
+    m = _show()
+    assert m.go(0.0)
+    assert m.go(0.3) == []  # within 0.5 s: an accident
+    assert m.standby.id == "c"
+    assert m.go(0.6)[0] == ("start", "c", 0.6)
+
+
+def test_stop_ends_a_looping_cue_at_its_next_rest_point_and_after_follows() -> None:
+    m = _show()
+    m.pos = 2
+    assert m.go(10.0) == [("start", "c", 10.0)]  # loops: no end, so d waits
+    assert m.standby.id == "d"
+    m.tick(19.5)  # 9.5 s in: the third pass, 1.5 s into it
+    assert m.running() == ["c"]
+    # next rest point after 9.5 + 0.05: pass 2 (8 s) + 2.0 = 10 s → absolute 20.0
+    assert m.stop(19.5) == [("end_at", "c", 20.0), ("start", "d", 20.0)]
+    assert m.standby.id == "e"
+    # a second stop ends it at once and moves d
+    assert m.stop(19.6) == [("cancel", "c"), ("cancel", "d"), ("start", "d", 19.6)]
+
+
+def test_stop_of_a_fixed_cue_is_immediate() -> None:
+    m = _show()
+    m.go(0.0)
+    m.tick(2.0)
+    assert m.stop(3.0) == [("cancel", "a"), ("cancel", "b"), ("start", "b", 3.75)]
+
+
+def test_hold_and_resume_move_what_is_ahead() -> None:
+    clock = FakeClock()
+    m = _show()
+    m.go(clock.now())
+    clock.advance(5.0)
+    m.tick(clock.now())
+    assert m.hold(clock.now()) == [("hold",)]
+    assert m.go(clock.now() + 1) == []  # GO is ignored while held
+    assert m.next_deadline() is None
+    clock.advance(2.0)
+    assert m.resume(clock.now()) == [("resume",)]
+    assert m.runs["a"].end == 13.0
+    assert m.runs["b"].start == 13.75
+
+
+def test_skip_and_back() -> None:
+    m = _show()
+    m.skip()
+    m.skip()
+    assert m.standby.id == "c"
+    m.back()
+    assert m.standby.id == "b"
+    assert m.go(0.0)[0] == ("start", "b", 0.25)
+
+
+def test_two_stage_panic() -> None:
+    m = _show()
+    m.go(0.0)
+    assert m.panic(1.0) == [("panic", 1)]
+    assert m.running() == [] and m.waiting() == []
+    assert m.panic(1.5) == [("panic", 2)]
+    m.go(3.0)
+    assert m.panic(4.0) == [("panic", 1)]  # a GO between starts over
+
+
+def test_auto_runs_like_the_offline_timeline() -> None:
+    clock = FakeClock()
+    m = _show(auto=True, go_gap_s=2.0)
+    starts = m.begin(clock.now())
+    while not m.done:
+        deadline = m.next_deadline()
+        assert deadline is not None
+        clock.wait_until(deadline)
+        starts += m.tick(clock.now())
+    # a 1+10, post .5, b .25+5, gap 2, c one pass 4, gap 2 (after), d 3, gap 2, e 2
+    assert [a for a in starts if a[0] == "start"] == [
+        ("start", "a", 1.0), ("start", "b", 11.75), ("start", "c", 18.75),
+        ("start", "d", 24.75), ("start", "e", 29.75)]
+    assert m.finished_at == 31.75
+
+
+def test_nudge_applies_from_the_next_cycle() -> None:
+    m = CueList([CueInfo("j", 30.0, "go", cycle_s=10.0, rest_points=(10.0, 20.0, 30.0))])
+    m.go(0.0)
+    m.tick(12.0)
+    assert m.nudge(1.1, 12.0) == [("retime", "j", 20.0, 1.1)]
+    assert m.runs["j"].end == pytest.approx(31.0)
+    assert m.runs["j"].bounds == pytest.approx([10.0, 20.0, 31.0])
