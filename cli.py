@@ -658,7 +658,9 @@ def _register_live(sub: argparse._SubParsersAction) -> None:
         "the standby cue's ritual moment, the 節 counter and the keys: space GO, s stop "
         "(樂闋: ends a looping cue at its next rest point; twice: at once), h hold, r resume, "
         "n/b skip/back, p panic (twice: CC 123/120 on every channel), +/- nudge a 射節 from its "
-        "next 耦 cycle, q quit. --auto runs every cue without an operator and exits 0 at the end.",
+        "next 耦 cycle, 1/2/3/4 the judge marks a release (右 hit, 右 miss, 左 hit, 左 miss: "
+        "「不鼓不釋」, tallied live), q quit. --auto runs every cue without an operator and "
+        "exits 0 at the end.",
     )
     p.add_argument("rite", metavar="RITE|FILE")
     p.add_argument("--output", required=True, metavar="SPEC",
@@ -670,7 +672,7 @@ def _register_live(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--until", dest="until_cue", metavar="CUE", help="end with this cue")
     p.add_argument("--control", metavar="URL",
                    help="OSC remote control, e.g. osc://127.0.0.1:53000 (/go /stop /panic /hold "
-                        "/resume /cue/ID/start; replies /reply/...)")
+                        "/resume /cue/ID/start, /release SIDE HIT; replies /reply/...)")
     p.add_argument("--midi-in", dest="midi_in", metavar="SPEC",
                    help="MIDI input for GO/stop/panic and MIDI Show Control (GO, STOP, RESUME)")
     p.add_argument("--midi-go", default="note:60", metavar="note:N|cc:N",

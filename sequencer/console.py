@@ -8,12 +8,16 @@ from __future__ import annotations
 
 from sequencer.live import Player, Snapshot
 
-KEYS: dict[str, str] = {
-    " ": "go", "s": "stop", "h": "hold", "r": "resume", "n": "skip", "b": "back",
-    "p": "panic", "q": "quit", "+": "faster", "-": "slower",
+KEYS: dict[str, tuple[str, ...]] = {
+    " ": ("go",), "s": ("stop",), "h": ("hold",), "r": ("resume",), "n": ("skip",),
+    "b": ("back",), "p": ("panic",), "q": ("quit",), "+": ("faster",), "-": ("slower",),
+    # the judge marks each release of the 射節: 右 (the 上射's side) or 左, hit or miss
+    "1": ("release", "右", 1), "2": ("release", "右", 0),
+    "3": ("release", "左", 1), "4": ("release", "左", 0),
 }
 HELP = ("space GO   s stop/樂闋   h hold   r resume   n/b skip/back   "
-        "p panic (twice: all off)   +/- nudge 射節   q quit")
+        "p panic (twice: all off)   +/- nudge 射節   q quit\n"
+        "射 releases: 1 右 hit   2 右 miss   3 左 hit   4 左 miss")
 
 BIG_DIGITS = {
     "0": ("███", "█ █", "█ █", "█ █", "███"), "1": (" █ ", "██ ", " █ ", " █ ", "███"),
@@ -29,8 +33,9 @@ def handle_key(player: Player, key: str) -> str | None:
     """Queue the command a key asks for; returns it (None for other keys)."""
     command = KEYS.get(key.lower() if key != " " else key)
     if command is not None:
-        player.put(command)
-    return command
+        player.put(*command)
+        return command[0]
+    return None
 
 
 def _clock(seconds: float | None) -> str:
@@ -75,8 +80,10 @@ def screen(snap: Snapshot) -> list[str]:
         lines.append(f"  watch for: 「{snap.standby_at}」")
     else:
         lines.append("standby: end of the show")
+    if snap.tally:
+        lines.append(f"射 tally {snap.tally}")
     if snap.message:
         lines.append(f"! {snap.message}")
     lines.append("")
-    lines.append(HELP)
+    lines += HELP.split("\n")
     return lines

@@ -39,8 +39,11 @@ from sequencer.compiler import CompileSettings, compile_rite
 from sequencer.cuelist import CueInfo, CueList
 from sequencer.cueschedule import CueSchedule, JieMark, cue_schedules
 from sequencer.events import Timeline
+from sequencer.judge import Release, Tally, judge_cycles
 from sequencer.showsender import ShowSender
+from sequencer.timebase import seconds
 
+JUDGE_TOLERANCE_S = 0.15  # a release within this of a drum accord counts (yuezheng judge)
 LEAD_S = 0.05  # a command takes effect this long after it is given (time to reach the sender)
 CLOCK_KEY = "__clock__"
 COMMANDS = ("go", "stop", "hold", "resume", "skip", "back", "panic", "quit", "start",
@@ -131,6 +134,7 @@ class Snapshot:
     message: str
     done: bool
     control: str
+    tally: str = ""  # the running 「不鼓不釋」 tally of the current 射節
 
 
 class Player:
@@ -161,6 +165,10 @@ class Player:
         self._closers: list[Callable[[], None]] = []
         self._started: set[str] = set()
         self._ended: set[str] = set()
+        self.judge_tolerance_s = JUDGE_TOLERANCE_S
+        self.releases: dict[str, list[Release]] = {}
+        self.tallies: dict[str, Tally] = {}
+        self._jie_sent: dict[str, tuple[JieMark, float]] = {}  # last 節 and when it went out
 
     # lifecycle -----------------------------------------------------------------------------
     def open(self) -> Player:
@@ -304,6 +312,8 @@ class Player:
             actions = m.nudge(1 / NUDGE if what == "faster" else NUDGE, now)
             if not actions:
                 self.message = "a nudge needs a running 射節 with a 耦 cycle still ahead"
+        elif what == "release":
+            self._release(str(command[1]), bool(int(command[2])), time.perf_counter())
         elif what == "quit":
             self.quit = True
         self._act(actions)
@@ -357,6 +367,7 @@ class Player:
                 mark = self._marks.get((cue, index))
                 if mark is not None:
                     self._last_jie[cue] = mark
+                    self._jie_sent[cue] = (mark, t)
                     self.log.write({"event": "jie", "t": t, "k": mark.k, "n": mark.n,
                                     "cue": cue, "cycle": mark.cycle})
             if event[0] == "ended":
@@ -372,6 +383,42 @@ class Player:
             elif event[0] in ("lost", "reconnected"):
                 self.message = f"output {event[0]}"
 
+    def _release(self, side: str, hit: bool, now: float) -> None:
+        """An archer's release, marked by the judge (key, OSC or MIDI): judged 「不鼓不釋」
+        against the running 射節's drum accords, tallied, logged."""
+        m = self.machine
+        shooting = [c for c in m.running() if self.schedules[c].jie]
+        if not shooting:
+            self.message = "no 射節 is running: the release is not judged"
+            return
+        cid = shooting[0]
+        span = self.timeline.span(cid)
+        jie_s = float(seconds(span.jie_ticks or 0))
+        cycle_s = jie_s * span.jie
+        sent = self._jie_sent.get(cid)
+        if sent is not None:  # anchored on the last 節 actually sent (holds and nudges apply)
+            mark, at = sent
+            t = mark.cycle * cycle_s + (mark.k - 1) * jie_s + (now - at) / m.runs[cid].factor
+        else:
+            t = m.cue_time(cid, now)
+        try:
+            release = Release(t, side, hit)
+        except UserError as exc:
+            self.message = str(exc)
+            return
+        self.releases.setdefault(cid, []).append(release)
+        cue = self.rite.cue(cid)
+        exempt = [frozenset(o.exempt) for o in cue.shooting.ou] if cue.shooting else []
+        tally = judge_cycles(self.releases[cid], [float(seconds(x)) for x in span.release_ticks],
+                             cycle_s, jie_s * span.listen, self.judge_tolerance_s, exempt)
+        self.tallies[cid] = tally
+        decision = tally.decisions[-1]
+        self.log.write({"event": "release", "cue": cid, "t": round(t, 4),
+                        "side": release.side, "hit": release.hit, "counted": decision.counted,
+                        "reason": decision.reason, "右": tally.right, "左": tally.left})
+        self.message = (f"{release.side} {'hit' if hit else 'miss'} at {t:.2f} s: "
+                        f"{'釋' if decision.counted else '不釋'} ({decision.reason})")
+
     def _flush_log(self) -> None:
         for record in self.machine.log[self._logged:]:
             self.log.write(dict(record))
@@ -380,8 +427,13 @@ class Player:
     # views ---------------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
         m = self.machine
-        return {"standby": m.standby.id if m.standby else None, "running": m.running(),
-                "held": m.held, "panic": m.panic_stage, "done": m.done}
+        out = {"standby": m.standby.id if m.standby else None, "running": m.running(),
+               "held": m.held, "panic": m.panic_stage, "done": m.done}
+        if self.tallies:
+            cid, tally = list(self.tallies.items())[-1]
+            out["tally"] = {"cue": cid, **tally.to_json(), "announcement": tally.announcement()}
+            out["tally"].pop("decisions")
+        return out
 
     def snapshot(self) -> Snapshot:
         m = self.machine
@@ -410,7 +462,14 @@ class Player:
                 sb.trigger + (f":{sb.target}" if sb.target else "")) if sb else "",
             running=running, jie=jie, held=m.held, panic_stage=m.panic_stage,
             message=self.message, done=m.done, control=self.control,
+            tally=self._tally_line(),
         )
+
+    def _tally_line(self) -> str:
+        if not self.tallies:
+            return ""
+        cid, tally = list(self.tallies.items())[-1]
+        return f"{cid}: 右 {tally.right}  左 {tally.left} — 「{tally.announcement()}」"
 
 
 # ── remote control ─────────────────────────────────────────────────────────────────────────────
@@ -457,6 +516,8 @@ def start_osc(player: Player, url: str) -> tuple[str, int]:
         elif len(parts) == 1 and parts[0] in ("go", "stop", "panic", "hold", "resume", "skip",
                                                 "back", "quit"):
             player.put(parts[0], replier(address, client))
+        elif parts == ["release"] and len(args) == 2:  # /release side hit: 右|左 (right|left), 1|0
+            player.put("release", str(args[0]), args[1], replier(address, client))
 
     dispatcher = Dispatcher()
     dispatcher.set_default_handler(handler, needs_reply_address=True)

@@ -120,11 +120,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _osc(sock: socket.socket, port: int, address: str) -> dict:
+def _osc(sock: socket.socket, port: int, address: str, *args: object) -> dict:
     from pythonosc.osc_message import OscMessage
     from pythonosc.osc_message_builder import OscMessageBuilder
 
-    sock.sendto(OscMessageBuilder(address).build().dgram, ("127.0.0.1", port))
+    builder = OscMessageBuilder(address)
+    for arg in args:
+        builder.add_arg(arg)
+    sock.sendto(builder.build().dgram, ("127.0.0.1", port))
     data, _ = sock.recvfrom(65536)
     reply = OscMessage(data)
     assert reply.address == f"/reply{address}"
@@ -225,6 +228,9 @@ def test_console_over_tmux(jack, tmp_path: Path) -> None:
         subprocess.run(["tmux", "send-keys", "-t", session, "Space"], check=True)
         assert wait_screen("節 2/5"), screen()
         assert "standby: ji-wei" in screen()
+        assert "1 右 hit" in screen()  # the judge's keys are on screen
+        subprocess.run(["tmux", "send-keys", "-t", session, "1"], check=True)
+        assert wait_screen("射 tally she-jie"), screen()
         subprocess.run(["tmux", "send-keys", "-t", session, "q"], check=True)
         deadline = time.perf_counter() + 10
         while time.perf_counter() < deadline and session in subprocess.run(
@@ -236,4 +242,48 @@ def test_console_over_tmux(jack, tmp_path: Path) -> None:
         assert '"event": "jie"' in log.read_text(encoding="utf-8")
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+        rx.close()
+
+
+def test_releases_marked_live_are_judged(jack, tmp_path: Path) -> None:
+    """In live, the judge marks each release (here by OSC /release side hit); the tally runs."""
+    rx = Receiver()
+    port = _free_port()
+    log = tmp_path / "judge.jsonl"
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.settimeout(2.0)
+    proc = _live("xiang-she", "--from", "she-jie", "--until", "she-jie", "--auto",
+                 "--jie-seconds", "1", "--control", f"osc://127.0.0.1:{port}",
+                 "--output", f"jack:{rx.port_name}", "--log", str(log))
+    try:
+        start = None
+        deadline = time.perf_counter() + 20
+        while start is None and time.perf_counter() < deadline:
+            if log.exists():
+                for line in log.read_text(encoding="utf-8").splitlines():
+                    record = json.loads(line)
+                    if record["event"] == "jie" and record["k"] == 1:
+                        start = record["t"]  # the first 節 went out (perf_counter, system-wide)
+            time.sleep(0.01)
+        assert start is not None, proc.stderr.read() if proc.poll() is not None else "no 節"
+        def at(t: float) -> None:
+            time.sleep(max(0.0, start + t - time.perf_counter()))
+        at(0.4)
+        _osc(sock, port, "/release", "右", 1)  # the listening 節: not tallied
+        at(1.0)
+        _osc(sock, port, "/release", "右", 1)  # the 上射 on the second 節's stroke: tallied
+        at(1.25)
+        state = _osc(sock, port, "/release", "左", 1)  # off the drum (its accord is 1.5 s)
+        assert state["tally"]["右"] == 1 and state["tally"]["左"] == 0
+        assert state["tally"]["announcement"] == "右賢於左，一奇"
+        _osc(sock, port, "/quit")
+        proc.communicate(timeout=10)
+        records = [json.loads(x) for x in log.read_text(encoding="utf-8").splitlines()]
+        releases = [r for r in records if r["event"] == "release"]
+        assert [r["counted"] for r in releases] == [False, True, False], releases
+        assert abs(releases[1]["t"] - 1.0) < 0.1
+    finally:
+        sock.close()
+        if proc.poll() is None:
+            proc.kill()
         rx.close()
