@@ -25,12 +25,9 @@ injectable clock; tests use it with ``FakeClock`` for exact expected orders.
 
 from __future__ import annotations
 
-import gc
 import math
 import multiprocessing as mp
 import os
-import select
-import signal
 import struct
 import threading
 import time
@@ -49,6 +46,7 @@ from instruments.ports import (
     open_output,
     parse_spec,
 )
+from sequencer.childproc import SendingChild
 from sequencer.clock import SPIN_S, Clock
 
 Schedule = Sequence[tuple[float, bytes]]
@@ -155,30 +153,19 @@ class _Options:
     spin_s: float
 
 
-class _Child:
+class _Child(SendingChild):
     """Runs in the sender process."""
 
     def __init__(self, opts: _Options, times: list[float], messages: list[bytes],
                  ctrl: Connection, reports: Connection) -> None:
+        super().__init__(ctrl, opts.spec, opts.client_name, opts.port_name, opts.realtime)
         self.opts = opts
         self.times = times
         self.messages = messages
-        self.ctrl = ctrl
         self.report_fd = reports.fileno()
+        os.set_blocking(self.report_fd, False)
         self._reports_conn = reports  # keep the fd open
         self.pending = bytearray()
-        self.signalled: int | None = None
-        self.port: OutputPort | None = None
-
-    # plumbing ----------------------------------------------------------------------------
-    def _on_signal(self, signum: int, frame: Any) -> None:
-        self.signalled = signum
-
-    def _event(self, *event: object) -> None:
-        try:
-            self.ctrl.send(event)
-        except (OSError, EOFError):
-            pass
 
     def _flush(self, final: bool = False) -> None:
         deadline = time.perf_counter() + 1.0
@@ -196,85 +183,11 @@ class _Child:
             if n == 0:
                 time.sleep(0.005)
 
-    # main --------------------------------------------------------------------------------
-    def main(self) -> None:
-        wake_r, wake_w = os.pipe()
-        os.set_blocking(wake_w, False)
-        os.set_blocking(self.report_fd, False)
-        signal.set_wakeup_fd(wake_w)
-        signal.signal(signal.SIGTERM, self._on_signal)
-        signal.signal(signal.SIGINT, self._on_signal)
-        self.wake_r = wake_r
-        abnormal = True
-        try:
-            port = open_output(self.opts.spec, client_name=self.opts.client_name,
-                               port_name=self.opts.port_name)
-            port.open()
-        except UserError as exc:
-            self._event("error", "user", str(exc))
-            return
-        except Exception as exc:  # noqa: BLE001 - reported to the parent, which raises it
-            self._event("error", "internal", f"{type(exc).__name__}: {exc}")
-            return
-        self.port = port
-        try:
-            rt = self._realtime()
-            self._event("ready", getattr(port, "own_name", None),
-                        getattr(port, "destination", None), rt)
-            gc.collect()
-            gc.freeze()
-            gc.disable()
-            t0 = self._wait_start()
-            if t0 is not None:
-                abnormal = not self._play(t0)
-            else:
-                abnormal = self.signalled is not None
-        except BaseException as exc:
-            self._event("error", "internal", f"{type(exc).__name__}: {exc}")
-            raise
-        finally:
-            try:
-                if abnormal:
-                    port.panic()
-                port.close()
-            finally:
-                self._flush(final=True)
-                self._event("closed", time.perf_counter())
-
-    def _realtime(self) -> bool:
-        if not self.opts.realtime:
-            return False
-        try:
-            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(self.opts.realtime))
-            return True
-        except (OSError, AttributeError):
-            return False
-
-    def _readable(self, timeout: float | None) -> bool:
-        """Wait for a control message or a signal; True if one is there."""
-        if self.signalled is not None:
-            return True
-        try:
-            ready, _, _ = select.select([self.ctrl, self.wake_r], [], [], timeout)
-        except InterruptedError:
-            return True
-        if self.wake_r in ready:
-            try:
-                os.read(self.wake_r, 512)
-            except BlockingIOError:
-                pass
-        return bool(ready)
-
-    def _command(self) -> tuple[Any, ...] | None:
-        """The next control command, ("stop",) on EOF or a signal, None if nothing is there."""
-        if self.signalled is not None:
-            return ("signal",)
-        try:
-            if self.ctrl.poll():
-                return tuple(self.ctrl.recv())
-        except (EOFError, OSError):
-            return ("stop",)  # the parent is gone
-        return None
+    def _run(self) -> bool:
+        t0 = self._wait_start()
+        if t0 is not None:
+            return self._play(t0)
+        return self.signalled is None
 
     def _wait_start(self) -> float | None:
         while True:

@@ -37,12 +37,8 @@ Events (child → parent, ``events()``): ("ready",), ("started", key, t), ("mark
 
 from __future__ import annotations
 
-import gc
 import math
 import multiprocessing as mp
-import os
-import select
-import signal
 import time
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -59,6 +55,7 @@ from instruments.ports import (
     open_output,
     parse_spec,
 )
+from sequencer.childproc import SendingChild
 from sequencer.sender import SLACK_S, SenderError
 
 CHUNK = 512  # messages per load command
@@ -96,13 +93,12 @@ class _Cue:
         return d
 
 
-class _Child:
+class _Child(SendingChild):
+    eof_command = ("quit",)
+
     def __init__(self, spec: str, client_name: str, port_name: str, ctrl: Connection,
                  realtime: int = 0) -> None:
-        self.spec, self.client_name, self.port_name = spec, client_name, port_name
-        self.realtime = realtime
-        self.ctrl = ctrl
-        self.signalled: int | None = None
+        super().__init__(ctrl, spec, client_name, port_name, realtime)
         self.cues: dict[str, _Cue] = {}
         self.active: list[_Cue] = []
         self.seq = 0
@@ -110,87 +106,13 @@ class _Child:
         self.held_at: float | None = None
         self.outbox: list[tuple[Any, ...]] = []
 
-    def _on_signal(self, signum: int, frame: Any) -> None:
-        self.signalled = signum
-
-    def _event(self, *event: object) -> None:
-        try:
-            self.ctrl.send(event)
-        except (OSError, EOFError):
-            pass
-
-    def _flush(self) -> None:
+    def _flush(self, final: bool = False) -> None:
         for event in self.outbox:
             self._event(*event)
         self.outbox.clear()
 
-    def main(self) -> None:
-        wake_r, wake_w = os.pipe()
-        os.set_blocking(wake_w, False)
-        signal.set_wakeup_fd(wake_w)
-        signal.signal(signal.SIGTERM, self._on_signal)
-        signal.signal(signal.SIGINT, self._on_signal)
-        self.wake_r = wake_r
-        try:
-            port = open_output(self.spec, client_name=self.client_name,
-                               port_name=self.port_name)
-            port.open()
-        except UserError as exc:
-            self._event("error", "user", str(exc))
-            return
-        except Exception as exc:  # noqa: BLE001 - reported to the parent, which raises it
-            self._event("error", "internal", f"{type(exc).__name__}: {exc}")
-            return
-        self.port = port
-        abnormal = True
-        try:
-            if self.realtime:
-                try:  # SCHED_FIFO below JACK's (-P 70): it only spins the last ms before a send
-                    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(self.realtime))
-                except (OSError, AttributeError):
-                    pass
-            self._event("ready", getattr(port, "own_name", None),
-                        getattr(port, "destination", None))
-            gc.collect()
-            gc.freeze()
-            gc.disable()
-            abnormal = not self._loop()
-        except BaseException as exc:
-            self._event("error", "internal", f"{type(exc).__name__}: {exc}")
-            raise
-        finally:
-            try:
-                if abnormal:
-                    port.panic()
-                port.close()
-            finally:
-                self._flush()
-                self._event("closed", time.perf_counter())
-
-    # commands ------------------------------------------------------------------------------
-    def _readable(self, timeout: float | None) -> bool:
-        if self.signalled is not None:
-            return True
-        try:
-            ready, _, _ = select.select([self.ctrl, self.wake_r], [], [], timeout)
-        except InterruptedError:
-            return True
-        if self.wake_r in ready:
-            try:
-                os.read(self.wake_r, 512)
-            except BlockingIOError:
-                pass
-        return bool(ready)
-
-    def _command(self) -> tuple[Any, ...] | None:
-        if self.signalled is not None:
-            return ("signal",)
-        try:
-            if self.ctrl.poll():
-                return tuple(self.ctrl.recv())
-        except (EOFError, OSError):
-            return ("quit",)
-        return None
+    def _run(self) -> bool:
+        return self._loop()
 
     def _handle(self, cmd: tuple[Any, ...]) -> bool | None:
         """Do one command; returns True/False to end the loop (normal/abnormal)."""

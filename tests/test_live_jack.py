@@ -70,16 +70,24 @@ def test_live_she_jie_is_the_file_in_order_and_time(she_jie_run, jack) -> None:
     rc, output, got, _ = she_jie_run
     assert rc == 0, output
     frames, rate = jack
-    if 1000 * frames / rate > 2.0:
-        pytest.skip("the 3 ms check needs JACK periods <= 2 ms (.ci/jack.sh: 1.33 ms periods)")
+    period_ms = 1000 * frames / rate
     expected = _file_messages("she-jie", "she-jie")
     # after the cue's messages only clean-up may come: pitch wheels back to the centre
     assert [m for _, m, _ in got[:len(expected)]] == [m for _, m in expected]
     assert all(m[0] & 0xF0 == 0xE0 for _, m, _ in got[len(expected):])
     errors_ms = timing_errors_ms([t for t, _ in expected],
                                  [rx for rx, _, _ in got[:len(expected)]])
-    bad = [(i, round(e, 2), round(expected[i][0], 3)) for i, e in enumerate(errors_ms) if e > 1.5]
-    assert max(errors_ms) <= 3.0, f"worst timing error {max(errors_ms):.2f} ms: {bad[:12]}"
+    # JACK hands MIDI on once per period: what arrives is quantized to the period, so the
+    # received times hold to within 3 ms plus one period; the sending itself is held to 3 ms
+    # (the show log's per-cue lateness, measured at each send against its deadline)
+    bound = 3.0 + period_ms
+    bad = [(i, round(e, 2), round(expected[i][0], 3)) for i, e in enumerate(errors_ms)
+           if e > bound]
+    assert max(errors_ms) <= bound, f"worst timing error {max(errors_ms):.2f} ms: {bad[:12]}"
+    log = she_jie_run[3]
+    sent = [json.loads(x) for x in log.read_text(encoding="utf-8").splitlines()
+            if '"event": "sent"' in x]
+    assert sent and all(r["late_max_ms"] <= 3.0 for r in sent), sent
 
 
 def test_check_holds_on_the_live_log(she_jie_run) -> None:

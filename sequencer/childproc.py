@@ -1,0 +1,132 @@
+"""The skeleton the sending processes share (``sender.Sender`` and ``showsender.ShowSender``).
+
+A sending process opens its MIDI output, raises itself to SCHED_FIFO when asked (falling back
+silently), freezes and disables garbage collection, and runs its loop; SIGINT and SIGTERM wake
+its ``select`` through a wake-up pipe, and whatever way it ends it silences what it started
+(panic on an abnormal end) and closes the port. Subclasses fill ``_run`` (the loop; True when it
+ended normally) and, if they batch reports, ``_flush``.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import select
+import signal
+import time
+from multiprocessing.connection import Connection
+from typing import Any
+
+from cues.errors import UserError
+from instruments.ports import OutputPort, open_output
+
+
+def set_realtime(priority: int) -> bool:
+    """SCHED_FIFO at ``priority`` for this process (0: leave it); False where refused."""
+    if not priority:
+        return False
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+        return True
+    except (OSError, AttributeError):
+        return False
+
+
+class SendingChild:
+    """Runs in a sending process: the control pipe, signals, the port's life."""
+
+    #: the command read when the parent's end of the control pipe is gone
+    eof_command: tuple[str, ...] = ("stop",)
+
+    def __init__(self, ctrl: Connection, spec: str, client_name: str, port_name: str,
+                 realtime: int = 0) -> None:
+        self.ctrl = ctrl
+        self.spec, self.client_name, self.port_name = spec, client_name, port_name
+        self.realtime = realtime
+        self.signalled: int | None = None
+        self.wake_r = -1
+        self.port: OutputPort | None = None
+
+    # to fill in ----------------------------------------------------------------------------
+    def _run(self) -> bool:
+        """The loop; True when it ended normally (nothing to silence beyond closing)."""
+        raise NotImplementedError
+
+    def _flush(self, final: bool = False) -> None:
+        """Send batched reports to the parent (``final``: the process is ending)."""
+
+    # plumbing ------------------------------------------------------------------------------
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        self.signalled = signum
+
+    def _event(self, *event: object) -> None:
+        try:
+            self.ctrl.send(event)
+        except (OSError, EOFError):
+            pass
+
+    def _readable(self, timeout: float | None) -> bool:
+        """Wait for a control message or a signal; True if one is there."""
+        if self.signalled is not None:
+            return True
+        try:
+            ready, _, _ = select.select([self.ctrl, self.wake_r], [], [], timeout)
+        except InterruptedError:
+            return True
+        if self.wake_r in ready:
+            try:
+                os.read(self.wake_r, 512)
+            except BlockingIOError:
+                pass
+        return bool(ready)
+
+    def _command(self) -> tuple[Any, ...] | None:
+        """The next control command; ("signal",) after a signal, ``eof_command`` when the
+        parent is gone, None if nothing is there."""
+        if self.signalled is not None:
+            return ("signal",)
+        try:
+            if self.ctrl.poll():
+                return tuple(self.ctrl.recv())
+        except (EOFError, OSError):
+            return self.eof_command
+        return None
+
+    # main ----------------------------------------------------------------------------------
+    def main(self) -> None:
+        wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_w, False)
+        signal.set_wakeup_fd(wake_w)
+        signal.signal(signal.SIGTERM, self._on_signal)
+        signal.signal(signal.SIGINT, self._on_signal)
+        self.wake_r = wake_r
+        try:
+            port = open_output(self.spec, client_name=self.client_name, port_name=self.port_name)
+            port.open()
+        except UserError as exc:
+            self._event("error", "user", str(exc))
+            return
+        except Exception as exc:  # noqa: BLE001 - reported to the parent, which raises it
+            self._event("error", "internal", f"{type(exc).__name__}: {exc}")
+            return
+        self.port = port
+        abnormal = True
+        try:
+            rt = set_realtime(self.realtime)
+            self._event("ready", getattr(port, "own_name", None),
+                        getattr(port, "destination", None), rt)
+            gc.collect()
+            gc.freeze()
+            gc.disable()
+            abnormal = not self._run()
+        except BaseException as exc:
+            self._event("error", "internal", f"{type(exc).__name__}: {exc}")
+            raise
+        finally:
+            try:
+                if abnormal:
+                    port.panic()
+                port.close()
+            finally:
+                self._flush(final=True)
+                self._event("closed", time.perf_counter())
