@@ -84,6 +84,15 @@ def _add_settings(p: argparse.ArgumentParser) -> None:
                         "下射 half a 節 later)")
 
 
+def _add_timeline_args(p: argparse.ArgumentParser, output: str) -> None:
+    """RITE|FILE, -o OUTPUT, --from/--until and the settings: what every timeline view takes."""
+    p.add_argument("rite", metavar="RITE|FILE")
+    p.add_argument("-o", "--output", required=True, metavar=output)
+    p.add_argument("--from", dest="from_cue", metavar="CUE", help="start at this cue")
+    p.add_argument("--until", dest="until_cue", metavar="CUE", help="end with this cue")
+    _add_settings(p)
+
+
 _SETTING_ARGS = ("tempo_bpm", "jie_seconds", "lost_zhong_seconds", "go_gap_s", "huangzhong_hz",
                  "tuning", "drum_pattern", "drum_reading", "release_rule")
 
@@ -228,11 +237,7 @@ def cmd_pieces(args: argparse.Namespace) -> int:
 @command
 def _register_midi(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("midi", help="write a rite as a Standard MIDI File")
-    p.add_argument("rite", metavar="RITE|FILE")
-    p.add_argument("-o", "--output", required=True, metavar="OUT.mid")
-    p.add_argument("--from", dest="from_cue", metavar="CUE", help="start at this cue")
-    p.add_argument("--until", dest="until_cue", metavar="CUE", help="end with this cue")
-    _add_settings(p)
+    _add_timeline_args(p, "OUT.mid")
     p.set_defaults(func=cmd_midi)
 
 
@@ -454,17 +459,13 @@ def cmd_audition(args: argparse.Namespace) -> int:
 @command
 def _register_render(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("render", help="render a rite to audio (built-in voices or FluidSynth)")
-    p.add_argument("rite", metavar="RITE|FILE")
-    p.add_argument("-o", "--output", required=True, metavar="OUT.wav|.flac")
-    p.add_argument("--from", dest="from_cue", metavar="CUE", help="start at this cue")
-    p.add_argument("--until", dest="until_cue", metavar="CUE", help="end with this cue")
+    _add_timeline_args(p, "OUT.wav|.flac")
     p.add_argument("--stems", metavar="DIR", help="also write one file per instrument")
     p.add_argument("--engine", choices=("yuezheng", "fluidsynth"), default="yuezheng",
                    help="built-in voices (default) or FluidSynth with a SoundFont")
     p.add_argument("--soundfont", metavar="FILE.sf2", help="for --engine fluidsynth")
     p.add_argument("--bell-interval", choices=("minor", "major"), default="minor",
                    help="側鼓音 a minor (default) or major third above 正鼓音")
-    _add_settings(p)
     p.set_defaults(func=cmd_render)
 
 
@@ -537,11 +538,7 @@ def cmd_ports(args: argparse.Namespace) -> int:
 @command
 def _register_plot(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("plot", help="draw a rite's timeline (PNG or SVG)")
-    p.add_argument("rite", metavar="RITE|FILE")
-    p.add_argument("-o", "--output", required=True, metavar="OUT.png|OUT.svg")
-    p.add_argument("--from", dest="from_cue", metavar="CUE", help="start at this cue")
-    p.add_argument("--until", dest="until_cue", metavar="CUE", help="end with this cue")
-    _add_settings(p)
+    _add_timeline_args(p, "OUT.png|OUT.svg")
     p.set_defaults(func=cmd_plot)
 
 
