@@ -18,7 +18,23 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from cues.errors import UserError
-from instruments.ports import OutputPort, open_output
+from instruments.ports import OutputPort, PortError, open_output
+
+
+class SenderError(RuntimeError):
+    """A sending process failed (not the user's fault)."""
+
+
+def check_ready(event: tuple[Any, ...] | None, timeout: float) -> tuple[Any, ...]:
+    """The parent's view of a child's first event: its ("ready", …) event, or the error it
+    reported (a PortError when the user's output spec is at fault), or a time-out."""
+    if event is None:
+        raise SenderError(f"the sending process did not get ready in {timeout} s")
+    if event[0] == "error":
+        if event[1] == "user":
+            raise PortError(str(event[2]))
+        raise SenderError(str(event[2]))
+    return event
 
 
 def set_realtime(priority: int) -> bool:

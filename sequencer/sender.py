@@ -41,12 +41,11 @@ from instruments.ports import (
     DEFAULT_CLIENT_NAME,
     DEFAULT_PORT_NAME,
     OutputPort,
-    PortError,
     check_message,
     open_output,
     parse_spec,
 )
-from sequencer.childproc import SendingChild
+from sequencer.childproc import SenderError, SendingChild, check_ready
 from sequencer.clock import SPIN_S, Clock
 
 Schedule = Sequence[tuple[float, bytes]]
@@ -292,10 +291,6 @@ def _child_entry(opts: _Options, times: list[float], messages: list[bytes], ctrl
 
 # ── the parent's handle ────────────────────────────────────────────────────────────────────────
 
-class SenderError(RuntimeError):
-    """The sender process failed (not the user's fault)."""
-
-
 class Sender:
     """A schedule sent by a child process. Building it checks the spec and the schedule; the
     process starts with ``open()`` (or ``start()``, or ``with``).
@@ -345,12 +340,7 @@ class Sender:
         event = self._wait_event(("ready", "error"), timeout)
         if event is None or event[0] == "error":
             self._join(1.0)
-            if event is None:
-                raise SenderError(f"the sender process did not get ready in {timeout} s")
-            if event[1] == "user":
-                raise PortError(str(event[2]))
-            raise SenderError(str(event[2]))
-        self.ready_info = event
+        self.ready_info = check_ready(event, timeout)
         return self
 
     def start(self, at: float | None = None, *, lead: float = 0.05) -> float:

@@ -49,14 +49,13 @@ from instruments.ports import (
     DEFAULT_CLIENT_NAME,
     DEFAULT_PORT_NAME,
     OutputPort,
-    PortError,
     all_off_messages,
     check_message,
     open_output,
     parse_spec,
 )
-from sequencer.childproc import SendingChild
-from sequencer.sender import SLACK_S, SenderError
+from sequencer.childproc import SenderError, SendingChild, check_ready
+from sequencer.sender import SLACK_S
 
 CHUNK = 512  # messages per load command
 MAINTAIN_EVERY_S = 0.5
@@ -308,12 +307,7 @@ class ShowSender:
         event = self._wait_event(("ready", "error"), timeout)
         if event is None or event[0] == "error":
             self.close(1.0)
-            if event is None:
-                raise SenderError(f"the sending process did not get ready in {timeout} s")
-            if event[1] == "user":
-                raise PortError(str(event[2]))
-            raise SenderError(str(event[2]))
-        self.ready_info = event
+        self.ready_info = check_ready(event, timeout)
         return self
 
     # commands ------------------------------------------------------------------------------
