@@ -48,6 +48,69 @@ def set_realtime(priority: int) -> bool:
         return False
 
 
+class ChildHandle:
+    """The parent's side of a sending process: its control pipe and the events it reports.
+
+    Subclasses start ``_proc`` and set ``_ctrl`` (the parent's end of the duplex pipe)."""
+
+    def __init__(self) -> None:
+        self._proc: Any = None
+        self._ctrl: Connection | None = None
+        self._events: list[tuple[Any, ...]] = []
+
+    @property
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.is_alive()
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._proc is None else self._proc.pid
+
+    def events(self) -> list[tuple[Any, ...]]:
+        """Every status event the child has reported so far (("ready", …), ("lost", t),
+        ("reconnected", t), ("panicked", t), ("closed", t), ("error", …), …)."""
+        self._drain()
+        return list(self._events)
+
+    def _command(self, *cmd: object) -> None:
+        if self._ctrl is None:
+            raise SenderError("the sending process is not open")
+        try:
+            self._ctrl.send(cmd)
+        except (OSError, EOFError):
+            pass  # the child has gone; stopping cleans up
+
+    def _drain(self) -> None:
+        ctrl = self._ctrl
+        if ctrl is None:
+            return
+        try:
+            while ctrl.poll():
+                self._events.append(tuple(ctrl.recv()))
+        except (EOFError, OSError):
+            pass
+
+    def _wait_event(self, kinds: tuple[str, ...], timeout: float) -> tuple[Any, ...] | None:
+        """The first event of one of ``kinds`` reported from now on, or None after ``timeout``
+        (or once the process has ended and reported nothing more)."""
+        deadline = time.perf_counter() + timeout
+        since = len(self._events)
+        while True:
+            self._drain()
+            for event in self._events[since:]:
+                if event[0] in kinds:
+                    return event
+            since = len(self._events)
+            left = deadline - time.perf_counter()
+            if left <= 0 or self._ctrl is None or not self.alive:
+                self._drain()
+                for event in self._events[since:]:
+                    if event[0] in kinds:
+                        return event
+                return None
+            self._ctrl.poll(min(left, 0.05))
+
+
 class SendingChild:
     """Runs in a sending process: the control pipe, signals, the port's life."""
 

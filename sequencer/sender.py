@@ -45,7 +45,7 @@ from instruments.ports import (
     open_output,
     parse_spec,
 )
-from sequencer.childproc import SenderError, SendingChild, check_ready
+from sequencer.childproc import ChildHandle, SendingChild, check_ready
 from sequencer.clock import SPIN_S, Clock
 
 Schedule = Sequence[tuple[float, bytes]]
@@ -291,7 +291,7 @@ def _child_entry(opts: _Options, times: list[float], messages: list[bytes], ctrl
 
 # ── the parent's handle ────────────────────────────────────────────────────────────────────────
 
-class Sender:
+class Sender(ChildHandle):
     """A schedule sent by a child process. Building it checks the spec and the schedule; the
     process starts with ``open()`` (or ``start()``, or ``with``).
 
@@ -310,13 +310,11 @@ class Sender:
         if not 0 < maintain_every <= MAINTAIN_FORCE_S:
             raise ValueError("maintain_every must be in (0, 1] seconds")
         self._opts = _Options(spec, client_name, port_name, maintain_every, realtime, spin_s)
+        super().__init__()
         self._ctx = mp.get_context(method)
-        self._proc: Any = None
-        self._ctrl: Connection | None = None
         self._reports_r: Connection | None = None
         self._buf = bytearray()
         self._records: list[SentRecord] = []
-        self._events: list[tuple[Any, ...]] = []
         self.start_time: float | None = None
         self.ready_info: tuple[Any, ...] | None = None
 
@@ -401,14 +399,6 @@ class Sender:
 
     # state -------------------------------------------------------------------------------
     @property
-    def alive(self) -> bool:
-        return self._proc is not None and self._proc.is_alive()
-
-    @property
-    def pid(self) -> int | None:
-        return None if self._proc is None else self._proc.pid
-
-    @property
     def exitcode(self) -> int | None:
         return None if self._proc is None else self._proc.exitcode
 
@@ -432,47 +422,7 @@ class Sender:
             del self._buf[:whole]
         return list(self._records)
 
-    def events(self) -> list[tuple[Any, ...]]:
-        """Status events from the child so far: ("lost", t), ("reconnected", t), ("held", t),
-        ("resumed", t, shift), ("panicked", t), ("done", t), ("closed", t), ("error", …)."""
-        self._drain_events()
-        return list(self._events)
-
     # internals ---------------------------------------------------------------------------
-    def _command(self, *cmd: object) -> None:
-        if self._ctrl is None:
-            raise SenderError("the sender process is not open")
-        try:
-            self._ctrl.send(cmd)
-        except (OSError, EOFError):
-            pass  # the child has gone; stop() cleans up
-
-    def _drain_events(self) -> None:
-        ctrl = self._ctrl
-        if ctrl is None:
-            return
-        try:
-            while ctrl.poll():
-                self._events.append(tuple(ctrl.recv()))
-        except (EOFError, OSError):
-            pass
-
-    def _wait_event(self, kinds: tuple[str, ...], timeout: float) -> tuple[Any, ...] | None:
-        deadline = time.perf_counter() + timeout
-        seen = len(self._events)
-        while True:
-            self._drain_events()
-            for event in self._events[seen:]:
-                if event[0] in kinds:
-                    return event
-            seen = len(self._events)
-            left = deadline - time.perf_counter()
-            if left <= 0 or self._ctrl is None:
-                return None
-            if not self.alive and not self._ctrl.poll():
-                return None
-            self._ctrl.poll(min(left, 0.05))
-
     def _join(self, timeout: float) -> None:
         proc = self._proc
         proc.join(timeout)
@@ -484,7 +434,7 @@ class Sender:
             proc.join(1.0)
             self.reports()
             self._silence_after_kill()
-        self._drain_events()
+        self._drain()
         self.reports()
 
     def _silence_after_kill(self) -> None:

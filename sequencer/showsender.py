@@ -54,7 +54,7 @@ from instruments.ports import (
     open_output,
     parse_spec,
 )
-from sequencer.childproc import SenderError, SendingChild, check_ready
+from sequencer.childproc import ChildHandle, SendingChild, check_ready
 from sequencer.sender import SLACK_S
 
 CHUNK = 512  # messages per load command
@@ -278,7 +278,7 @@ def _child_entry(spec: str, client_name: str, port_name: str, ctrl: Connection,
     _Child(spec, client_name, port_name, ctrl, realtime).main()
 
 
-class ShowSender:
+class ShowSender(ChildHandle):
     """The parent's handle on the show's sending process (see the module docstring)."""
 
     def __init__(self, spec: str, *, client_name: str = DEFAULT_CLIENT_NAME,
@@ -287,10 +287,8 @@ class ShowSender:
         self.realtime = realtime
         self.spec = spec
         self.client_name, self.port_name = client_name, port_name
+        super().__init__()
         self._ctx = mp.get_context("spawn")
-        self._proc: Any = None
-        self._ctrl: Connection | None = None
-        self._events: list[tuple[Any, ...]] = []
         self._seen = 0
         self.ready_info: tuple[Any, ...] | None = None
 
@@ -311,14 +309,6 @@ class ShowSender:
         return self
 
     # commands ------------------------------------------------------------------------------
-    def _command(self, *cmd: object) -> None:
-        if self._ctrl is None:
-            raise SenderError("the sending process is not open")
-        try:
-            self._ctrl.send(cmd)
-        except (OSError, EOFError):
-            pass
-
     def load(self, key: str, times: list[float] | tuple[float, ...],
              messages: list[bytes] | tuple[bytes, ...], loop_s: float | None = None) -> None:
         n = len(times)
@@ -351,19 +341,6 @@ class ShowSender:
         self._command("send", bytes(data))
 
     # state ---------------------------------------------------------------------------------
-    @property
-    def alive(self) -> bool:
-        return self._proc is not None and self._proc.is_alive()
-
-    @property
-    def pid(self) -> int | None:
-        return None if self._proc is None else self._proc.pid
-
-    def events(self) -> list[tuple[Any, ...]]:
-        """Every event so far."""
-        self._drain()
-        return list(self._events)
-
     def new_events(self) -> list[tuple[Any, ...]]:
         """The events not returned by an earlier call."""
         self._drain()
@@ -373,34 +350,6 @@ class ShowSender:
 
     def fileno(self) -> int | None:
         return None if self._ctrl is None else self._ctrl.fileno()
-
-    def _drain(self) -> None:
-        ctrl = self._ctrl
-        if ctrl is None:
-            return
-        try:
-            while ctrl.poll():
-                self._events.append(tuple(ctrl.recv()))
-        except (EOFError, OSError):
-            pass
-
-    def _wait_event(self, kinds: tuple[str, ...], timeout: float,
-                    since: int = 0) -> tuple[Any, ...] | None:
-        deadline = time.perf_counter() + timeout
-        while True:
-            self._drain()
-            for event in self._events[since:]:
-                if event[0] in kinds:
-                    return event
-            since = len(self._events)
-            left = deadline - time.perf_counter()
-            if left <= 0 or self._ctrl is None or not self.alive:
-                self._drain()
-                for event in self._events[since:]:
-                    if event[0] in kinds:
-                        return event
-                return None
-            self._ctrl.poll(min(left, 0.05))
 
     def close(self, timeout: float = 2.0, *, panic: bool = False) -> None:
         """End the process: every cue ends with note-offs (``panic``: both panic stages first),
