@@ -35,9 +35,11 @@ from cues.model import (
     BY_SHENG,
     BY_SINGERS,
     TRIGGER_FOLLOW,
+    TRIGGER_GO,
     Cue,
     PieceRef,
     Rite,
+    Trigger,
 )
 from instruments.catalog import Instrument, get_instrument
 from instruments.tuning import DEFAULT_HUANGZHONG_HZ, Tuning, parse_tuning
@@ -424,8 +426,6 @@ def select_cues(rite: Rite, start: str | None = None, until: str | None = None) 
     cues = rite.cues[lo:hi + 1]
     # the first cue selected starts the show: a follow trigger becomes the operator's GO
     if cues and cues[0].trigger.kind == TRIGGER_FOLLOW:
-        from cues.model import TRIGGER_GO, Trigger
-
         cues = (replace(cues[0], trigger=Trigger(TRIGGER_GO)),) + tuple(cues[1:])
     return replace(rite, cues=tuple(cues))
 
