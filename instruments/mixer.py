@@ -49,6 +49,7 @@ import numpy as np
 
 from cues.errors import UserError
 from instruments import voices
+from instruments.wavfile import Wav24Writer
 
 DEFAULT_SAMPLE_RATE = 48000
 DEFAULT_LISTENER: tuple[float, float] = (0.0, -15.0)
@@ -418,13 +419,13 @@ def write_audio(
     peak = 0.0
     frames = 0
     handles = {}
-    # libsndfile's 24-bit conversion and the disk take about as long as the mixing; it releases
-    # the GIL, so one writer thread overlaps them with the next blocks' mixing (bounded queue:
-    # memory stays bounded)
+    # the 24-bit conversion and the disk take about as long as the mixing; numpy and libsndfile
+    # release the GIL, so one writer thread overlaps them with the next blocks' mixing
+    # (bounded queue: memory stays bounded)
     blocks: queue.Queue = queue.Queue(maxsize=4)
     failure: list[BaseException] = []
 
-    def writer(mix_file: sf.SoundFile) -> None:
+    def writer(mix_file: sf.SoundFile | Wav24Writer) -> None:
         try:
             while (item := blocks.get()) is not None:
                 mix, stem_blocks = item
@@ -436,11 +437,15 @@ def write_audio(
             while blocks.get() is not None:  # drain so that the producer never blocks
                 pass
 
-    # files are handed to libsndfile as Python file objects: closing a path-opened SoundFile
-    # fsyncs it (0.4 s per 10 minutes here), which a render has no need of
+    # WAV is packed by numpy (instruments.wavfile: libsndfile's 24-bit conversion cost more
+    # than all the mixing); FLAC goes through libsndfile, handed a Python file object: closing
+    # a path-opened SoundFile fsyncs it (0.4 s per 10 minutes here), which a render has no
+    # need of
     with contextlib.ExitStack() as files:
-        def sound_file(path: Path) -> sf.SoundFile:
+        def sound_file(path: Path) -> sf.SoundFile | Wav24Writer:
             raw = files.enter_context(path.open("wb"))
+            if fmt == "WAV":
+                return files.enter_context(Wav24Writer(raw, sample_rate, 2))
             return files.enter_context(sf.SoundFile(
                 raw, "w", samplerate=sample_rate, channels=2, subtype=AUDIO_SUBTYPE, format=fmt))
 

@@ -1,0 +1,109 @@
+"""A streaming writer of 24-bit PCM WAV files, packed with numpy.
+
+Why not libsndfile: its float → 24-bit conversion took 2.2–2.7 s for the 22:46 of 鄉射禮 on this
+machine, twice the whole mixing; numpy packs the same samples in about 0.3 s
+(``benchmarks/render_rite.py``).  FLAC still goes through libsndfile (``instruments.mixer``).
+
+Format: a canonical RIFF/WAVE file, ``fmt `` chunk with WAVE_FORMAT_PCM (1), 24 bits, then a
+``data`` chunk.  A 28-byte ``JUNK`` chunk is reserved after the RIFF header, so that a file that
+grows past 4 GiB (about 4 h of 48 kHz stereo) is turned into RF64 (EBU Tech 3306) when it is
+closed: ``RIFF`` becomes ``RF64``, ``JUNK`` becomes ``ds64`` carrying the 64-bit sizes, and the
+32-bit size fields are set to 0xFFFFFFFF.  Readers that know RF64 (libsndfile, ffmpeg, sox, DAWs)
+read either form; a RIFF file (any rite so far) is read by everything, Python's ``wave`` included.
+
+Samples: float → ``round(x · 2²³)`` clipped to [−2²³, 2²³ − 1], little-endian, no dither.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import BinaryIO
+
+import numpy as np
+
+from cues.errors import UserError
+
+FULL_SCALE = 8388608.0  # 2²³
+_JUNK_SIZE = 28  # the ds64 body without a chunk table: 3 × 8 bytes + a 4-byte table length
+_HEADER = 12 + 8 + _JUNK_SIZE + 8 + 16 + 8  # RIFF + JUNK + fmt (16) + data header = 80 bytes
+RIFF_LIMIT = 0xFFFFFFFF
+
+
+def pack24(frames: np.ndarray) -> np.ndarray:
+    """Float frames (n, channels), nominally in [−1, 1], as little-endian 24-bit PCM bytes
+    (a uint8 array of n · channels · 3)."""
+    y = np.multiply(frames, np.float32(FULL_SCALE), dtype=np.float32)
+    np.rint(y, out=y)
+    np.clip(y, -FULL_SCALE, FULL_SCALE - 1.0, out=y)
+    words = y.astype("<i4").reshape(-1).view(np.uint8).reshape(-1, 4)
+    out = np.empty((words.shape[0], 3), dtype=np.uint8)
+    # three column copies: several times faster than one strided copy of a (n, 3) view
+    out[:, 0] = words[:, 0]
+    out[:, 1] = words[:, 1]
+    out[:, 2] = words[:, 2]
+    return out.reshape(-1)
+
+
+class Wav24Writer:
+    """Write 24-bit PCM frames to a seekable binary file object; ``close`` writes the sizes.
+
+    Usable as a context manager.  The file object is not closed (its owner closes it)."""
+
+    def __init__(self, raw: BinaryIO, sample_rate: int, channels: int,
+                 riff_limit: int = RIFF_LIMIT) -> None:
+        if not 1 <= channels <= 8:
+            raise UserError(f"a WAV file here has 1 to 8 channels, not {channels}")
+        self.raw = raw
+        self.sample_rate = int(sample_rate)
+        self.channels = int(channels)
+        self.riff_limit = int(riff_limit)  # a setting only so that tests can reach RF64
+        self.frames = 0
+        self._start = raw.tell()
+        self._closed = False
+        raw.write(self._header(0))
+
+    def _header(self, data_bytes: int) -> bytes:
+        block_align = 3 * self.channels
+        riff_size = _HEADER - 8 + data_bytes + data_bytes % 2  # with RIFF's pad byte
+        rf64 = riff_size > self.riff_limit
+        if rf64:
+            junk = b"ds64" + struct.pack("<IQQQI", _JUNK_SIZE, riff_size, data_bytes,
+                                         self.frames, 0)
+        else:
+            junk = b"JUNK" + struct.pack("<I", _JUNK_SIZE) + bytes(_JUNK_SIZE)
+        fmt = struct.pack("<4sIHHIIHH", b"fmt ", 16, 1, self.channels, self.sample_rate,
+                          self.sample_rate * block_align, block_align, 24)
+        return b"".join([
+            b"RF64" if rf64 else b"RIFF",
+            struct.pack("<I", 0xFFFFFFFF if rf64 else riff_size),
+            b"WAVE", junk, fmt,
+            b"data", struct.pack("<I", 0xFFFFFFFF if rf64 else data_bytes),
+        ])
+
+    def write(self, frames: np.ndarray) -> None:
+        """Append float frames of shape (n, channels)."""
+        if frames.ndim != 2 or frames.shape[1] != self.channels:
+            raise ValueError(f"expected frames of shape (n, {self.channels}), "
+                             f"got {frames.shape}")
+        self.raw.write(memoryview(pack24(frames)))
+        self.frames += frames.shape[0]
+
+    def close(self) -> None:
+        """Write the final sizes into the header (and the pad byte RIFF wants after an odd
+        data chunk)."""
+        if self._closed:
+            return
+        self._closed = True
+        data_bytes = self.frames * 3 * self.channels
+        if data_bytes % 2:
+            self.raw.write(b"\x00")
+        end = self.raw.tell()
+        self.raw.seek(self._start)
+        self.raw.write(self._header(data_bytes))
+        self.raw.seek(end)
+
+    def __enter__(self) -> Wav24Writer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
