@@ -172,13 +172,22 @@ class OutputPort:
                 self.closed = False
         return self
 
-    def send(self, message: bytes | bytearray | Sequence[int]) -> None:
-        """Send one MIDI message (raw bytes); tracks note-on/off per channel and key."""
+    #: True when ``send(data, at=deadline)`` puts the message on the deadline's own frame (a
+    #: constant latency later), so a sender need not wake exactly on time
+    frame_accurate = False
+    #: the constant delay a frame-accurate port adds (0 for the others)
+    latency_s = 0.0
+
+    def send(self, message: bytes | bytearray | Sequence[int], at: float | None = None) -> None:
+        """Send one MIDI message (raw bytes); tracks note-on/off per channel and key.
+
+        ``at``: the message's deadline (``time.perf_counter()``); a frame-accurate port places
+        it there (plus its latency), the others send at once."""
         data = check_message(message)
         with self._lock:
             if self.closed:
                 raise ValueError(f"send() on closed port {self.name!r}")
-            self._send(data)
+            self._send_at(data, at)
             self._track(data)
 
     @property
@@ -255,6 +264,9 @@ class OutputPort:
 
     def _send(self, data: bytes) -> None:
         raise NotImplementedError
+
+    def _send_at(self, data: bytes, at: float | None) -> None:
+        self._send(data)
 
     def _close(self) -> None:
         raise NotImplementedError
@@ -617,6 +629,13 @@ class RtMidiOutput(OutputPort):
 
 def open_output(spec: str | PortSpec, *, client_name: str = DEFAULT_CLIENT_NAME,
                 port_name: str = DEFAULT_PORT_NAME) -> RtMidiOutput:
-    """Build (not open) the output port for ``spec``; use ``with`` or ``.open()`` to open it."""
+    """Build (not open) the output port for ``spec``; use ``with`` or ``.open()`` to open it.
+
+    JACK specs get ``instruments.jackmidi.JackOutput`` (frame-accurate, libjack directly);
+    the others an rtmidi port."""
     parsed = parse_spec(spec) if isinstance(spec, str) else spec
+    if parsed.api == "jack":
+        from instruments.jackmidi import JackOutput  # noqa: PLC0415 - a cycle otherwise
+
+        return JackOutput(parsed, client_name=client_name, port_name=port_name)
     return RtMidiOutput(parsed, client_name=client_name, port_name=port_name)

@@ -207,7 +207,7 @@ class _Child(SendingChild):
         perf = time.perf_counter
         times, messages = self.times, self.messages
         n = len(times)
-        spin = self.opts.spin_s
+        spin = 0.0 if port.frame_accurate else self.opts.spin_s  # see ShowSender._loop
         pack = _RECORD.pack
         pending = self.pending
         i = 0
@@ -267,7 +267,7 @@ class _Child(SendingChild):
             while perf() < deadline:
                 pass
             sent = perf()
-            port.send(messages[i])
+            port.send(messages[i], deadline)
             pending += pack(i, deadline, sent)
             unflushed += 1
             i += 1

@@ -204,6 +204,9 @@ class _Child(SendingChild):
     def _loop(self) -> bool:
         perf = time.perf_counter
         port: OutputPort = self.port
+        # a frame-accurate port (JACK) puts each message on its deadline's frame: sleep to
+        # the deadline and never spin (spinning would keep the GIL from JACK's callback)
+        spin = 0.0 if port.frame_accurate else SPIN_S
         last_maintain = perf()
         while True:
             nxt: _Cue | None = None
@@ -215,7 +218,7 @@ class _Child(SendingChild):
                         deadline, nxt = d, cue
             now = perf()
             remaining = deadline - now
-            if remaining > SPIN_S:
+            if remaining > spin:
                 if remaining >= SLACK_S:
                     if self.outbox:
                         self._flush()
@@ -226,7 +229,7 @@ class _Child(SendingChild):
                             self.outbox.append((change, perf()))
                         last_maintain = perf()
                         continue
-                timeout = min(remaining - SPIN_S, 0.25)
+                timeout = min(remaining - spin, 0.25)
                 if self._readable(timeout):
                     cmd = self._command()
                     if cmd is not None:
@@ -256,7 +259,7 @@ class _Child(SendingChild):
         index = cue.i
         cue.i += 1
         if data:
-            self.port.send(data)
+            self.port.send(data, deadline)
             cue.late.append(time.perf_counter() - deadline)
             kind, ch = data[0] & 0xF0, data[0] & 0x0F
             if kind == 0x90 and data[2]:
