@@ -5,9 +5,11 @@ what a synth receives is quantized to the period (5.33 ms at 256 frames / 48 kHz
 the sender's wake-up jitter. This client does what a DAW does instead: a message handed over
 with its deadline ``t`` (a ``time.perf_counter()`` time) is written at the frame of ``t +
 latency`` in the period that holds it, the latency being a constant ``LATENCY_PERIODS`` periods
-(10.7 ms at 256 frames / 48 kHz). A message handed over up to ``latency − 1 period`` after its
-deadline (a sender woken late) still lands on its exact frame; later than that it goes out at
-the start of the next period and is counted in ``late``.
+(16 ms at 256 frames / 48 kHz: sound travels 5.5 m in that time). A message handed over up to
+``latency − 1 period`` (10.7 ms) after its deadline — a sender woken late by a busy machine —
+still lands on its exact frame; later than that it goes out at the start of the next period
+and is counted in ``late``. (Two periods left too little room on this shared VM: a wake-up
+5.8 ms late was seen.)
 
 Messages leave in the order they were handed over (a frame is never earlier than the previous
 message's), so a panic's note-offs, handed over after the notes they end, always follow them.
@@ -28,7 +30,7 @@ from collections import deque
 
 from instruments.ports import JackWatch, PortError, RtMidiOutput, _choose
 
-LATENCY_PERIODS = 2
+LATENCY_PERIODS = 3
 _JACK_PORT_IS_OUTPUT = 0x2
 _JACK_PORT_IS_INPUT = 0x1
 _MIDI_TYPE = b"8 bit raw midi"
@@ -194,15 +196,18 @@ class JackMidiClient(JackWatch):
 
 class JackMidiInput(JackWatch):
     """A JACK MIDI input that stamps each message with its exact frame (for tests and the
-    jitter benchmark): ``messages`` holds (frame, bytes, perf), the frame being JACK's frame
+    jitter benchmark): ``messages`` holds (frame, bytes, perf, t), the frame being JACK's frame
     counter at the message (``last_frame_time`` + its offset), ``perf`` the
-    ``time.perf_counter()`` of the period that brought it."""
+    ``time.perf_counter()`` of the period that brought it, and ``t`` the frame's time on the
+    ``perf_counter`` clock by JACK's own estimate of its cycle times (what a listener hears:
+    an audio clock runs a little faster or slower than its nominal rate, the dummy driver's
+    by about 100 ppm here, so frame / rate drifts from real time)."""
 
     def __init__(self, client_name: str, port_name: str = "in") -> None:
         super().__init__(client_name)
         self.port_name = port_name
         self.own_name: str | None = None
-        self.messages: list[tuple[int, bytes, float]] = []
+        self.messages: list[tuple[int, bytes, float, float]] = []
         self._port: int | None = None
         self._callback = _PROCESS(self._process)
         self.rate = 0
@@ -235,12 +240,22 @@ class JackMidiInput(JackWatch):
             n = lib.jack_midi_get_event_count(buf)
             if n:
                 now = time.perf_counter()
+                jack_now = lib.jack_get_time()
+                frames = ctypes.c_uint32()
+                cur = ctypes.c_uint64()
+                nxt = ctypes.c_uint64()
+                per = ctypes.c_float()
+                lib.jack_get_cycle_times(self._client, ctypes.byref(frames), ctypes.byref(cur),
+                                         ctypes.byref(nxt), ctypes.byref(per))
+                start = cur.value * 1e-6 + (now - jack_now * 1e-6)
+                step = (nxt.value - cur.value) * 1e-6 / nframes
                 base = lib.jack_last_frame_time(self._client)
                 event = _MidiEvent()
                 for i in range(n):
                     if lib.jack_midi_event_get(ctypes.byref(event), buf, i) == 0:
                         self.messages.append(
-                            (base + event.time, ctypes.string_at(event.buffer, event.size), now))
+                            (base + event.time, ctypes.string_at(event.buffer, event.size), now,
+                             start + event.time * step))
         except Exception:  # noqa: BLE001 - nothing may escape into JACK's thread
             return 0
         return 0

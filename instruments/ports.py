@@ -8,7 +8,8 @@ A port spec names where the music goes::
     jack-virtual:NAME   make a JACK MIDI output NAME that others connect to
     alsa:PORT           connect to an existing ALSA sequencer input whose name contains PORT
     virtual:NAME        a virtual output on rtmidi's default API
-    pyo                 (reserved for the built-in synthesizer; not yet available)
+    pyo                 the built-in voices through pyo's audio server (instruments.pyoport;
+                        pyo:jack, pyo:portaudio, pyo:jack:CLIENT)
 
 Nothing here touches hardware on import or when a port object is built: ``open()`` (or ``with``)
 does. The shape follows mido's ``ports.py``: the public ``send()`` checks the message and takes
@@ -77,10 +78,11 @@ class PortSpec:
 
     @property
     def virtual(self) -> bool:
-        return self.kind in ("jack-virtual", "virtual")
+        """An output of this process's own (nothing to connect to, nothing to rescue)."""
+        return self.kind in ("jack-virtual", "virtual", "pyo")
 
     def __str__(self) -> str:
-        return self.kind if self.kind == "pyo" else f"{self.kind}:{self.name}"
+        return "pyo" if self.kind == "pyo" and not self.name else f"{self.kind}:{self.name}"
 
 
 _SPEC_KINDS: tuple[SpecKind, ...] = ("jack-virtual", "jack", "alsa", "virtual", "pyo")
@@ -94,15 +96,15 @@ def parse_spec(spec: str) -> PortSpec:
     text = spec.strip()
     kind, sep, name = text.partition(":")
     if kind == "pyo":
-        raise PortError(
-            "output 'pyo' (the built-in synthesizer) is not yet available; use jack:PORT, "
-            "jack-virtual:NAME, alsa:PORT or virtual:NAME"
-        )
+        from instruments.pyoport import parse_pyo_spec  # noqa: PLC0415 - a cycle otherwise
+
+        parse_pyo_spec(name.strip())
+        return PortSpec("pyo", name.strip())
     if kind not in _SPEC_KINDS or not sep:
         raise PortError(
             f"bad output spec {spec!r}: expected jack:PORT (an existing JACK MIDI input, e.g. "
-            "jack:bar:in), jack-virtual:NAME, alsa:PORT or virtual:NAME; "
-            "`yuezheng ports --api jack` lists the JACK inputs"
+            "jack:bar:in), jack-virtual:NAME, alsa:PORT, virtual:NAME or pyo (the built-in "
+            "voices); `yuezheng ports --api jack` lists the JACK inputs"
         )
     if not name.strip():
         raise PortError(f"bad output spec {spec!r}: the name after {kind + ':'!r} is empty")
@@ -293,6 +295,7 @@ _JACK_NO_START_SERVER = 0x01
 _JACK_PORT_IS_INPUT = 0x1
 _JACK_PORT_IS_OUTPUT = 0x2
 _JACK_MIDI_TYPE = b"8 bit raw midi"
+_JACK_AUDIO_TYPE = b"32 bit float mono audio"
 
 
 class JackWatch:
@@ -366,6 +369,11 @@ class JackWatch:
     def midi_ports(self, *, inputs: bool) -> list[str]:
         flags = _JACK_PORT_IS_INPUT if inputs else _JACK_PORT_IS_OUTPUT
         return self._strings(self._load().jack_get_ports(self._client, None, _JACK_MIDI_TYPE,
+                                                          flags))
+
+    def audio_ports(self, *, inputs: bool) -> list[str]:
+        flags = _JACK_PORT_IS_INPUT if inputs else _JACK_PORT_IS_OUTPUT
+        return self._strings(self._load().jack_get_ports(self._client, None, _JACK_AUDIO_TYPE,
                                                           flags))
 
     def connections(self, port_name: str) -> list[str]:
@@ -628,12 +636,17 @@ class RtMidiOutput(OutputPort):
 
 
 def open_output(spec: str | PortSpec, *, client_name: str = DEFAULT_CLIENT_NAME,
-                port_name: str = DEFAULT_PORT_NAME) -> RtMidiOutput:
+                port_name: str = DEFAULT_PORT_NAME, **options: Any) -> OutputPort:
     """Build (not open) the output port for ``spec``; use ``with`` or ``.open()`` to open it.
 
-    JACK specs get ``instruments.jackmidi.JackOutput`` (frame-accurate, libjack directly);
-    the others an rtmidi port."""
+    JACK specs get ``instruments.jackmidi.JackOutput`` (frame-accurate, libjack directly),
+    ``pyo`` an ``instruments.pyoport.PyoOutput`` (``options``: the notes to prepare, the
+    instruments' places), the others an rtmidi port."""
     parsed = parse_spec(spec) if isinstance(spec, str) else spec
+    if parsed.kind == "pyo":
+        from instruments.pyoport import PyoOutput  # noqa: PLC0415 - pyo only when asked
+
+        return PyoOutput(parsed, client_name=client_name, **options)
     if parsed.api == "jack":
         from instruments.jackmidi import JackOutput  # noqa: PLC0415 - a cycle otherwise
 

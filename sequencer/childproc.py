@@ -119,9 +119,10 @@ class SendingChild:
     eof_command: tuple[str, ...] = ("stop",)
 
     def __init__(self, ctrl: Connection, spec: str, client_name: str, port_name: str,
-                 realtime: int = 0) -> None:
+                 realtime: int = 0, options: dict[str, Any] | None = None) -> None:
         self.ctrl = ctrl
         self.spec, self.client_name, self.port_name = spec, client_name, port_name
+        self.options = dict(options or {})  # for open_output (the pyo output's notes)
         self.realtime = realtime
         self.signalled: int | None = None
         self.wake_r = -1
@@ -181,7 +182,8 @@ class SendingChild:
         signal.signal(signal.SIGINT, self._on_signal)
         self.wake_r = wake_r
         try:
-            port = open_output(self.spec, client_name=self.client_name, port_name=self.port_name)
+            port = open_output(self.spec, client_name=self.client_name, port_name=self.port_name,
+                               **self.options)
             port.open()
         except UserError as exc:
             self._event("error", "user", str(exc))

@@ -137,6 +137,23 @@ class Snapshot:
     tally: str = ""  # the running 「不鼓不釋」 tally of the current 射節
 
 
+def output_options(spec: str, timeline: Timeline) -> dict[str, Any] | None:
+    """What the output needs to know of the show beyond its messages: for ``pyo`` the notes
+    to prepare tables for and each instrument's place in the hang (its first); else None."""
+    from instruments.ports import parse_spec  # noqa: PLC0415
+
+    if parse_spec(spec).kind != "pyo":
+        return None
+    from instruments.pyoport import LiveNote  # noqa: PLC0415
+
+    notes = sorted({LiveNote(n.instrument, n.hz, float(seconds(n.duration)), n.velocity)
+                    for n in timeline.notes}, key=repr)
+    places: dict[str, tuple[float, float]] = {}
+    for n in timeline.notes:
+        places.setdefault(n.instrument, (n.x, n.y))
+    return {"notes": notes, "places": places}
+
+
 class Player:
     """A live show (see the module docstring). ``open()``, then ``step()`` in a loop (or
     ``run()``), then ``close()``; or ``with``."""
@@ -150,7 +167,8 @@ class Player:
         self.schedules = cue_schedules(self.timeline)
         self.machine = CueList(cue_infos(rite, self.timeline, self.schedules), auto=auto,
                                go_gap_s=float(settings.go_gap_s))
-        self.sender = ShowSender(spec, client_name=client_name)
+        self.sender = ShowSender(spec, client_name=client_name,
+                                 options=output_options(spec, self.timeline))
         self.log = ShowLog(log_path)
         self.clock_out = clock_out
         self.lead_s = lead_s

@@ -241,6 +241,8 @@ class _Child(SendingChild):
                               max(0.0, last_maintain + self.opts.maintain_every - now) + 0.001,
                               0.5)
                 if self._readable(timeout):
+                    if perf() >= deadline:
+                        continue  # a message fell due meanwhile: it goes before the command
                     cmd = self._command()
                     if cmd is None:
                         continue

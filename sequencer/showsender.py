@@ -96,8 +96,8 @@ class _Child(SendingChild):
     eof_command = ("quit",)
 
     def __init__(self, spec: str, client_name: str, port_name: str, ctrl: Connection,
-                 realtime: int = 0) -> None:
-        super().__init__(ctrl, spec, client_name, port_name, realtime)
+                 realtime: int = 0, options: dict[str, Any] | None = None) -> None:
+        super().__init__(ctrl, spec, client_name, port_name, realtime, options)
         self.cues: dict[str, _Cue] = {}
         self.active: list[_Cue] = []
         self.seq = 0
@@ -231,6 +231,8 @@ class _Child(SendingChild):
                         continue
                 timeout = min(remaining - spin, 0.25)
                 if self._readable(timeout):
+                    if perf() >= deadline:
+                        continue  # a message fell due meanwhile: it goes before the command
                     cmd = self._command()
                     if cmd is not None:
                         done = self._handle(cmd)
@@ -277,17 +279,19 @@ class _Child(SendingChild):
 
 
 def _child_entry(spec: str, client_name: str, port_name: str, ctrl: Connection,
-                 realtime: int) -> None:
-    _Child(spec, client_name, port_name, ctrl, realtime).main()
+                 realtime: int, options: dict[str, Any] | None = None) -> None:
+    _Child(spec, client_name, port_name, ctrl, realtime, options).main()
 
 
 class ShowSender(ChildHandle):
     """The parent's handle on the show's sending process (see the module docstring)."""
 
     def __init__(self, spec: str, *, client_name: str = DEFAULT_CLIENT_NAME,
-                 port_name: str = DEFAULT_PORT_NAME, realtime: int = REALTIME_PRIORITY) -> None:
+                 port_name: str = DEFAULT_PORT_NAME, realtime: int = REALTIME_PRIORITY,
+                 options: dict[str, Any] | None = None) -> None:
         parse_spec(spec)
         self.realtime = realtime
+        self.options = options
         self.spec = spec
         self.client_name, self.port_name = client_name, port_name
         super().__init__()
@@ -295,13 +299,13 @@ class ShowSender(ChildHandle):
         self._seen = 0
         self.ready_info: tuple[Any, ...] | None = None
 
-    def open(self, timeout: float = 20.0) -> Self:
+    def open(self, timeout: float = 60.0) -> Self:
         if self._proc is not None:
             return self
         parent, child = self._ctx.Pipe(duplex=True)
         proc = self._ctx.Process(target=_child_entry, name="yuezheng-show-sender", daemon=True,
                                  args=(self.spec, self.client_name, self.port_name, child,
-                                       self.realtime))
+                                       self.realtime, self.options))
         proc.start()
         child.close()
         self._proc, self._ctrl = proc, parent

@@ -297,3 +297,53 @@ def test_releases_marked_live_are_judged(jack, tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
         rx.close()
+
+
+# ── the pyo output: the built-in voices live, recorded from JACK ────────────────────────────────
+
+def test_pyo_output_plays_the_offline_voices_in_time(jack, tmp_path: Path) -> None:
+    """`--output pyo:jack:CLIENT` plays the 射節 on the built-in voices; recorded from JACK, it
+    keeps 間若一 (`check` passes on the recording) and its onsets fall where the offline
+    render's do."""
+    import numpy as np
+    import soundfile as sf
+    from jack_audio import JackRecorder
+
+    from sequencer.onsets import detect_onsets
+
+    rec = JackRecorder(f"yzrec{os.getpid()}").open()
+    try:
+        proc = _live("xiang-she", "--from", "she-jie", "--until", "she-jie", "--auto",
+                     "--jie-seconds", "1.5", "--output", f"pyo:jack:{rec.name_of_client}")
+        out, err = proc.communicate(timeout=120)
+        time.sleep(0.3)
+        live = rec.audio()
+    finally:
+        rec.close()
+    assert proc.returncode == 0, out + err
+    assert "Traceback" not in err
+    peak = float(np.abs(live).max())
+    assert 0.02 < peak <= 0.98 + 1e-6, peak  # it sounds, and the clip holds
+    live_wav = tmp_path / "live.wav"
+    sf.write(str(live_wav), live, rec.rate, subtype="FLOAT")
+    check = subprocess.run([sys.executable, str(ROOT / "cli.py"), "check", str(live_wav)],
+                           cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert check.returncode == 0, check.stdout + check.stderr
+    # the offline render of the same cue: same onsets, once aligned on the first
+    offline_wav = tmp_path / "offline.wav"
+    render = subprocess.run([sys.executable, str(ROOT / "cli.py"), "render", "xiang-she",
+                             "--from", "she-jie", "--until", "she-jie", "--jie-seconds", "1.5",
+                             "-o", str(offline_wav)], cwd=ROOT, capture_output=True, text=True,
+                            timeout=120)
+    assert render.returncode == 0, render.stderr
+    offline, rate = sf.read(str(offline_wav), dtype="float32")
+    a = detect_onsets(live.mean(axis=1), rec.rate)
+    b = detect_onsets(offline.mean(axis=1), rate)
+    assert len(b) >= 30
+    a = [t - a[0] for t in a]
+    b = [t - b[0] for t in b]
+    near = [min(abs(t - u) for u in a) for t in b]
+    assert sorted(near)[int(0.9 * len(near))] < 0.015, near  # 90 % within 15 ms
+    # and about as loud (placement and headroom as offline)
+    rms = [float(np.sqrt(np.mean(np.square(x)))) for x in (live, offline)]
+    assert abs(20 * np.log10(rms[0] / rms[1])) < 3.0, rms

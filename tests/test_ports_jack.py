@@ -1,8 +1,9 @@
 """Live output over a real JACK server (the dummy driver started by .ci/jack.sh, 256 frames).
 
 A receiver in the test is a JACK MIDI input of its own (``instruments.jackmidi.JackMidiInput``):
-each message's reception time is its JACK frame (the period's first frame plus the message's
-offset in it), exact to the sample and independent of when Python runs. Outputs to JACK are
+each message's reception time is the time of its JACK frame (the period's first frame plus the
+message's offset in it, on JACK's estimate of its cycle times), exact to the sample and
+independent of when Python runs. Outputs to JACK are
 frame-accurate too (``JackOutput``), so what arrives is held to 3 ms of the schedule.
 """
 
@@ -37,11 +38,10 @@ class Receiver:
 
     @property
     def messages(self) -> list[tuple[float, bytes, float]]:
-        rate = self._in.rate
-        return [(frame / rate, data, wall) for frame, data, wall in list(self._in.messages)]
+        return [(t, data, wall) for _, data, wall, t in list(self._in.messages)]
 
     def data(self) -> list[bytes]:
-        return [m for _, m, _ in list(self._in.messages)]
+        return [m for _, m, _, _ in list(self._in.messages)]
 
     def wait_for(self, predicate, timeout: float = 5.0) -> bool:
         deadline = time.perf_counter() + timeout

@@ -1,0 +1,399 @@
+"""The ``pyo`` output: the built-in voices played live through pyo's audio server.
+
+It is an ``OutputPort`` like the MIDI outputs, so the live sender drives it with the very
+messages it sends to a synth, and it behaves as a General MIDI synth laid out as yuezheng's
+files are: each instrument on its catalog channel (the drums on channel 10 by their GM keys),
+pitch from the key plus the channel's pitch bend (the tuning rides on the bends, range from
+RPN 0), loudness from the velocity.
+
+The sound is the offline renderer's: before the audio server starts, every note the show will
+play is rendered once by ``instruments.voices`` into a table (the same tables ``yuezheng render``
+mixes); a note-on starts the table of its instrument, pitch and velocity, placed in the
+courtyard with the offline mixer's pan law and headroom. A note with no table of its own (MIDI
+the show did not announce) plays the nearest table of its instrument transposed, as a sampler
+would. Struck and plucked voices ring out as the offline ones do (a note-off does not damp a
+bell); sustained voices (笙 和 管 歌) are rendered as long as the show's longest such note and end
+with their release time when the note-off comes. The offline look-ahead limiter becomes a
+compressor (−2 dB threshold, 30:1, 5 ms look-ahead) and a clip at 0.98.
+
+Specs: ``pyo`` (JACK when a JACK server runs, else PortAudio's default device),
+``pyo:jack`` or ``pyo:portaudio`` (that backend), ``pyo:jack:CLIENT`` (JACK, connected to the
+first two audio inputs of CLIENT instead of the system playback ports: a recorder or a mixer).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from instruments.catalog import CATALOG, GM_PERCUSSION_CHANNEL
+from instruments.ports import (
+    CC_ALL_NOTES_OFF,
+    CC_ALL_SOUND_OFF,
+    CONTROL_CHANGE,
+    NOTE_OFF,
+    NOTE_ON,
+    OutputPort,
+    PortError,
+    PortSpec,
+)
+
+BACKENDS = ("jack", "portaudio")
+PITCH_BEND = 0xE0
+DEFAULT_BEND_RANGE = 2  # semitones, until an RPN 0 says otherwise (yuezheng's files send ±2)
+SUSTAIN_MARGIN_S = 0.5  # sustained tables run this much (and 25 %) past the longest note
+PANIC_FADE_S = 0.02
+
+
+@dataclass(frozen=True)
+class LiveNote:
+    """A note the show will play (what tables to prepare)."""
+
+    instrument: str
+    hz: float | None
+    duration_s: float
+    velocity: int
+
+
+def parse_pyo_spec(name: str) -> tuple[str | None, str | None]:
+    """(backend or None for automatic, JACK client to connect to or None) from what follows
+    ``pyo:``."""
+    if not name:
+        return None, None
+    backend, _, target = name.partition(":")
+    if backend not in BACKENDS:
+        raise PortError(f"bad output spec 'pyo:{name}': the audio backend must be one of "
+                        f"{', '.join(BACKENDS)} (e.g. pyo:jack or pyo:jack:CLIENT)")
+    if target and backend != "jack":
+        raise PortError(f"bad output spec 'pyo:{name}': only a JACK output names a client "
+                        "to connect to")
+    return backend, target or None
+
+
+def _channel_map() -> tuple[dict[int, str], dict[int, str]]:
+    melodic: dict[int, str] = {}
+    drums: dict[int, str] = {}
+    for inst in CATALOG.values():
+        if inst.gm_key is not None:
+            drums.setdefault(inst.gm_key, inst.name)
+        else:
+            melodic.setdefault(inst.channel, inst.name)
+    return melodic, drums
+
+
+class PyoOutput(OutputPort):
+    """See the module docstring. ``notes`` and ``places`` come from the compiled rite."""
+
+    def __init__(self, spec: PortSpec, *, client_name: str = "yuezheng",
+                 notes: Iterable[LiveNote] = (),
+                 places: Mapping[str, tuple[float, float]] | None = None,
+                 bell_interval: str = "minor") -> None:
+        super().__init__(str(spec))
+        self.spec = spec
+        self.backend, self.target = parse_pyo_spec(spec.name)
+        self.client_name = client_name
+        self.notes = tuple(notes)
+        self.places = dict(places or {})
+        self.bell_interval = bell_interval
+        self.sample_rate = 48000
+        self.own_name: str | None = None
+        self.destination: str | None = None
+        self._melodic, self._drums = _channel_map()
+        self._pyo: Any = None
+        self._server: Any = None
+        self._chain: list[Any] = []
+        self._tables: dict[str, list[tuple[float | None, int, Any, float]]] = {}
+        self._voices: dict[int, tuple[float, tuple[int, int], Any, Any, Any]] = {}
+        self._by_note: dict[tuple[int, int], list[int]] = {}
+        self._next_voice = 0
+        self._bend = [0.0] * 16
+        self._range = [float(DEFAULT_BEND_RANGE)] * 16
+        self._rpn = [(127, 127)] * 16
+
+    # opening -----------------------------------------------------------------------------------
+    def _open(self) -> None:
+        backend = self.backend
+        if backend is None:
+            from instruments.ports import jack_running  # noqa: PLC0415
+
+            backend = "jack" if jack_running() else "portaudio"
+        if backend == "jack":
+            from instruments.ports import jack_period  # noqa: PLC0415
+
+            try:
+                self.sample_rate = jack_period()[1]
+            except (OSError, PortError) as exc:
+                raise PortError(f"output {self.spec}: the JACK server is not running") from exc
+        arrays = self._render_tables()
+        os.environ.setdefault("PYO_GUI_WX", "0")
+        import pyo  # noqa: PLC0415 - only when the output opens
+
+        self._pyo = pyo
+        server = pyo.Server(sr=self.sample_rate, nchnls=2, duplex=0, audio=backend,
+                            jackname=self.client_name, buffersize=256)
+        server.setVerbosity(1)
+        server.deactivateMidi()
+        if backend == "jack" and self.target:
+            inputs = self._jack_audio_inputs(self.target)
+            server.setJackAuto(False, False)
+            self.destination = ", ".join(inputs)
+            self._connect_to = inputs
+        else:
+            self._connect_to = []
+        before = self._jack_outputs() if backend == "jack" else set()
+        server.boot()
+        if not server.getIsBooted():
+            raise PortError(f"output {self.spec}: pyo could not start its {backend} audio "
+                            "server (no audio device?)")
+        server.start()
+        self._server = server
+        self.own_name = f"{self.client_name} ({backend})"
+        if backend == "jack":
+            # pyo's JACK client is renamed (…-01) when the name is taken: find its ports by
+            # what appeared
+            mine = sorted(self._jack_outputs() - before)
+            if mine:
+                self.own_name = ", ".join(mine)
+            if self._connect_to:
+                self._connect_jack(mine, self._connect_to)
+        for name, entries in arrays.items():
+            for hz, velocity, arr, _length in entries:
+                table = pyo.DataTable(size=max(1, arr.size))
+                _fill(table, arr)
+                self._tables.setdefault(name, []).append((hz, velocity, table, arr.size))
+        # (a Mixer with time=0 puts NaNs out; inputs must be playing objects)
+        mixer = pyo.Mixer(outs=1, chnls=2, time=0.002)
+        comp = pyo.Compress(mixer[0], thresh=-2, ratio=30, risetime=0.001, falltime=0.25,
+                            lookahead=5, knee=0)
+        out = pyo.Clip(comp, -0.98, 0.98).out()
+        self._chain = [mixer, comp, out]
+        # everything a note-on needs, ready before the show (the first note must not wait)
+        self._gain = {name: self._gains(name) for name in self._tables}
+        self._release = {name: _release_s(name) for name in self._tables}
+        self._sustain = {name: _sustained(name) for name in self._tables}
+        self._warm_up()
+
+    def _render_tables(self) -> dict[str, list[tuple[float | None, int, Any, int]]]:
+        """Render every table the show needs (before pyo's live server exists: the offline
+        renders use servers of their own)."""
+        from instruments import voices  # noqa: PLC0415
+
+        longest: dict[tuple[str, float | None, int], float] = {}
+        for n in self.notes:
+            name = voices._canon(n.instrument)
+            hz = round(n.hz, 6) if n.hz is not None and CATALOG[name].pitched else None
+            key = (name, hz, int(n.velocity))
+            longest[key] = max(longest.get(key, 0.0), float(n.duration_s))
+        for name, inst in CATALOG.items():  # one table per instrument at least
+            if not any(k[0] == name for k in longest):
+                longest[(name, 261.63 if inst.pitched else None, 100)] = 2.0
+        out: dict[str, list[tuple[float | None, int, Any, int]]] = {}
+        for (name, hz, velocity), dur in sorted(longest.items(), key=str):
+            if voices.is_sustained(name):
+                dur = dur * 1.25 + SUSTAIN_MARGIN_S
+            key = voices.note_key(name, hz, dur, velocity, self.sample_rate,
+                                  bell_interval=self.bell_interval)
+            arr = voices.render_key(key)
+            out.setdefault(name, []).append((hz, velocity, arr, arr.size))
+        return out
+
+    def _jack_audio_inputs(self, client: str) -> list[str]:
+        from instruments.ports import JackWatch  # noqa: PLC0415
+
+        with JackWatch(f"{self.client_name}-look") as watch:
+            names = watch.audio_ports(inputs=True)
+        mine = [n for n in names if n.split(":", 1)[0] == client]
+        if not mine:
+            listing = ", ".join(sorted({n.split(':', 1)[0] for n in names})) or "none"
+            raise PortError(f"output {self.spec}: no JACK client {client!r} with audio inputs; "
+                            f"clients with audio inputs: {listing}")
+        return mine[:2] if len(mine) >= 2 else mine * 2
+
+    def _jack_outputs(self) -> set[str]:
+        from instruments.ports import JackWatch  # noqa: PLC0415
+
+        with JackWatch(f"{self.client_name}-look") as watch:
+            return set(watch.audio_ports(inputs=False))
+
+    def _connect_jack(self, mine: list[str], inputs: list[str]) -> None:
+        from instruments.ports import JackWatch  # noqa: PLC0415
+
+        if len(mine) < 2:
+            raise PortError(f"output {self.spec}: pyo's JACK outputs did not appear")
+        with JackWatch(f"{self.client_name}-link") as watch:
+            for src, dst in zip(mine[:2], inputs, strict=True):
+                if not watch.connect(src, dst):
+                    raise PortError(f"output {self.spec}: JACK refused to connect {src} to "
+                                    f"{dst}")
+
+    # MIDI in -----------------------------------------------------------------------------------
+    def _send(self, data: bytes) -> None:
+        if self._server is None:
+            return
+        self._prune()
+        status = data[0]
+        kind, ch = status & 0xF0, status & 0x0F
+        if kind == NOTE_ON and data[2] > 0:
+            self._note_on(ch, data[1], data[2])
+        elif kind == NOTE_OFF or kind == NOTE_ON:
+            self._note_off(ch, data[1])
+        elif kind == PITCH_BEND:
+            value = (data[1] | (data[2] << 7)) - 8192
+            self._bend[ch] = value / 8192.0
+        elif kind == CONTROL_CHANGE:
+            cc, value = data[1], data[2]
+            if cc in (CC_ALL_NOTES_OFF, CC_ALL_SOUND_OFF):
+                for vid in [v for v, voice in self._voices.items() if voice[1][0] == ch]:
+                    self._stop_voice(vid, PANIC_FADE_S)
+            elif cc == 101:
+                self._rpn[ch] = (value, self._rpn[ch][1])
+            elif cc == 100:
+                self._rpn[ch] = (self._rpn[ch][0], value)
+            elif cc == 6 and self._rpn[ch] == (0, 0):
+                self._range[ch] = float(value)
+            elif cc == 38 and self._rpn[ch] == (0, 0):
+                self._range[ch] = float(int(self._range[ch])) + value / 100.0
+
+    def _warm_up(self) -> None:
+        """Start and drop one silent voice: pyo's first objects of a kind cost more."""
+        pyo = self._pyo
+        name, entries = next(iter(self._tables.items()))
+        table = entries[0][2]
+        fader = pyo.Fader(fadein=2.0 / self.sample_rate, fadeout=0.01, dur=0).play()
+        read = pyo.TableRead(table, freq=table.getRate(), loop=0, mul=fader * 0.0).play()
+        sig = (read * [0.0, 0.0]).play()
+        self._chain[0].addInput(-1, sig)
+        self._chain[0].setAmp(-1, 0, 0.0)
+        time.sleep(0.02)
+        self._chain[0].delInput(-1)
+        for obj in (sig, read, fader):
+            obj.stop()
+
+    def _instrument(self, ch: int, key: int) -> str | None:
+        if ch == GM_PERCUSSION_CHANNEL:
+            return self._drums.get(key)
+        return self._melodic.get(ch)
+
+    def _note_on(self, ch: int, key: int, velocity: int) -> None:
+        name = self._instrument(ch, key)
+        if name is None or name not in self._tables:
+            return
+        pitched = CATALOG[name].pitched
+        hz = 440.0 * 2 ** ((key + self._bend[ch] * self._range[ch] - 69) / 12) if pitched else None
+        hz_t, _vel, table, size = _nearest(self._tables[name], hz, velocity)
+        ratio = hz / hz_t if hz is not None and hz_t is not None else 1.0
+        gain = (velocity / _vel) ** 1.5 if _vel != velocity else 1.0
+        left, right = self._gain[name]
+        pyo = self._pyo
+        # (a Fader with fadein=0 puts a NaN out at its first sample: two samples of fade-in)
+        fader = pyo.Fader(fadein=2.0 / self.sample_rate, fadeout=self._release[name],
+                          dur=0).play()
+        read = pyo.TableRead(table, freq=table.getRate() * ratio, loop=0, mul=fader).play()
+        sig = (read * [left * gain, right * gain]).play()
+        vid = self._next_voice
+        self._next_voice += 1
+        self._chain[0].addInput(vid, sig)
+        self._chain[0].setAmp(vid, 0, 1.0)
+        end = time.perf_counter() + size / self.sample_rate / ratio + 0.1
+        self._voices[vid] = (end, (ch, key), fader, read, sig)
+        self._by_note.setdefault((ch, key), []).append(vid)
+
+    def _note_off(self, ch: int, key: int) -> None:
+        vids = self._by_note.get((ch, key))
+        if not vids:
+            return
+        vid = vids.pop(0)
+        voice = self._voices.get(vid)
+        if voice is None:
+            return
+        name = self._instrument(ch, key)
+        if name is not None and self._sustain.get(name, False):
+            voice[2].stop()  # the Fader's release
+            end = time.perf_counter() + self._release[name] + 0.05
+            self._voices[vid] = (min(voice[0], end), *voice[1:])
+
+    def _stop_voice(self, vid: int, fade: float) -> None:
+        voice = self._voices.get(vid)
+        if voice is None:
+            return
+        voice[2].setFadeout(fade)
+        voice[2].stop()
+        self._voices[vid] = (min(voice[0], time.perf_counter() + fade + 0.05), *voice[1:])
+
+    def _prune(self) -> None:
+        now = time.perf_counter()
+        for vid in [v for v, voice in self._voices.items() if voice[0] <= now]:
+            _, note, *_ = self._voices.pop(vid)
+            self._chain[0].delInput(vid)
+            left = self._by_note.get(note)
+            if left and vid in left:
+                left.remove(vid)
+
+    def _gains(self, name: str) -> tuple[float, float]:
+        from instruments.mixer import HEADROOM_DB, pan_gains  # noqa: PLC0415
+
+        x, y = self.places.get(name, (0.0, -10.0))
+        left, right = pan_gains(x, y)
+        h = 10.0 ** (HEADROOM_DB / 20.0)
+        return left * h, right * h
+
+    # panic and closing -------------------------------------------------------------------------
+    def release_notes(self) -> int:
+        count = super().release_notes()
+        with self._lock:
+            for vid in list(self._voices):
+                self._stop_voice(vid, PANIC_FADE_S)
+        return count
+
+    def _close(self) -> None:
+        server, self._server = self._server, None
+        if server is None:
+            return
+        for vid in list(self._voices):
+            self._stop_voice(vid, PANIC_FADE_S)
+        time.sleep(PANIC_FADE_S + 0.03)
+        self._voices.clear()
+        self._chain.clear()
+        server.stop()
+        server.shutdown()
+
+    def maintain(self) -> str | None:
+        self._prune()
+        return None
+
+    def sounding_voices(self) -> int:
+        return len(self._voices)
+
+
+def _release_s(name: str) -> float:
+    from instruments.voices import _RELEASE_S  # noqa: PLC0415
+
+    return _RELEASE_S.get(name, PANIC_FADE_S)
+
+
+def _sustained(name: str) -> bool:
+    from instruments.voices import is_sustained  # noqa: PLC0415
+
+    return is_sustained(name)
+
+
+def _nearest(tables: list[tuple[float | None, int, Any, int]], hz: float | None,
+             velocity: int) -> tuple[float | None, int, Any, int]:
+    def distance(entry: tuple[float | None, int, Any, int]) -> tuple[float, int]:
+        t_hz, t_vel = entry[0], entry[1]
+        cents = abs(1200 * math.log2(hz / t_hz)) if hz and t_hz else 0.0
+        return (round(cents, 3), abs(t_vel - velocity))
+
+    return min(tables, key=distance)
+
+
+def _fill(table: Any, arr: Any) -> None:
+    """Copy ``arr`` into a pyo table in place (its buffer is writable)."""
+    import numpy as np  # noqa: PLC0415
+
+    view = np.asarray(memoryview(table.getBuffer()))
+    view[: arr.size] = arr
