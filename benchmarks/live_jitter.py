@@ -1,16 +1,24 @@
-"""Send lateness of yuezheng's sender vs isobar's Timeline vs a plain deadline-sleep loop.
+"""Timing of yuezheng's live sending path vs isobar's Timeline vs a plain deadline-sleep loop.
 
     python benchmarks/live_jitter.py --json [--events 200] [--interval-ms 25]
 
 Needs a running JACK server (.ci/jack.sh). Each contender sends ``--events`` messages
 ``--interval-ms`` apart, idle and then loaded (a busy Python thread in this program plus a busy
-process, which with two cores takes the other core). Lateness is taken at the send call:
-  * yuezheng: the child's report, send time minus the absolute deadline;
-  * deadline_sleep: ``time.sleep(deadline - now)`` then send, in this process, same measure;
-  * isobar: the time its action callback runs; isobar's start is not known exactly, so its
-    lateness is measured against the best-case offset (min over the run), which favours it.
-For yuezheng and deadline_sleep the lateness at JACK reception is also given (``rx_*``): a
-receiver in its own idle process stamps each message with ``time.perf_counter()``.
+process, which with two cores takes the other core).
+
+* yuezheng: the path ``yuezheng live`` uses — a ``ShowSender`` process fed the schedule as one
+  cue, started by a GO, sending to a ``jack:`` output (``instruments.jackmidi``: each message on
+  its deadline's frame, a constant latency later). ``p50_ms``/``p99_ms``/``max_ms``/``drift_ms``
+  are its lateness **at arrival**: a receiver in its own idle process stamps each message with
+  the time of its JACK frame (JACK's cycle-time estimate), minus the deadline and the output's
+  constant latency. ``handover_*`` is the lateness of the sending loop itself (the time it hands
+  each message to the output, against the deadline: the measure isobar gets below).
+* deadline_sleep: ``time.sleep(deadline - now)`` then send through rtmidi, in this process;
+  lateness at the send call (and ``rx_*`` at arrival: rtmidi hands JACK each message at the
+  start of the next period).
+* isobar: the time its action callback runs; isobar's start is not known exactly, so its
+  lateness is measured against the best-case offset (min over the run), which favours it.
+
 ``drift_ms`` is the mean lateness of the last 10 % of events minus that of the first 10 %.
 This file prints (it is a script, not part of the library).
 """
@@ -29,8 +37,9 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from instruments.ports import jack_period, jack_running, open_output  # noqa: E402
-from sequencer.sender import Sender  # noqa: E402
+from instruments.jackmidi import LATENCY_PERIODS, JackMidiInput  # noqa: E402
+from instruments.ports import RtMidiOutput, jack_period, jack_running, parse_spec  # noqa: E402
+from sequencer.showsender import REALTIME_PRIORITY, ShowSender  # noqa: E402
 
 RX_CLIENT = f"yzbench{os.getpid()}"
 RX_PORT = f"{RX_CLIENT}:in"
@@ -53,22 +62,16 @@ def _stats(late_s: list[float]) -> dict[str, float]:
 # ── helpers in other processes ─────────────────────────────────────────────────────────────────
 
 def _receiver(conn: Any, client: str) -> None:
-    import rtmidi
-
-    stamps: list[float] = []
-    rx = rtmidi.MidiIn(rtmidi.API_UNIX_JACK, client)
-    rx.open_virtual_port("in")
-    rx.set_callback(lambda event, data: stamps.append(time.perf_counter()))
+    rx = JackMidiInput(client, "in").open()
     conn.send("ready")
     while True:
         cmd = conn.recv()
         if cmd == "take":
-            conn.send(list(stamps))
-            stamps.clear()
+            conn.send([t for _, _, _, t in rx.messages])
+            rx.messages.clear()
         elif cmd == "quit":
             break
-    rx.close_port()
-    rx.delete()
+    rx.close()
 
 
 def _busy_process(stop: Any) -> None:
@@ -112,25 +115,30 @@ def _schedule(n: int, interval: float) -> list[tuple[float, bytes]]:
     return [(i * interval, bytes((0x90 | (i % 16), 20 + i % 100, 1 + i % 127))) for i in range(n)]
 
 
-def run_yuezheng(n: int, interval: float, realtime: int = 0
-                 ) -> tuple[list[float], list[float], bool]:
+def run_yuezheng(n: int, interval: float, realtime: int
+                 ) -> tuple[list[float], float, tuple[Any, ...], bool]:
+    """(deadlines, output latency, handover stats (count, p50, p99, max s), SCHED_FIFO)."""
     schedule = _schedule(n, interval)
-    with Sender(f"jack:{RX_PORT}", schedule, client_name="yzbench-out",
-                realtime=realtime) as sender:
+    times = [t for t, _ in schedule]
+    messages = [m for _, m in schedule]
+    with ShowSender(f"jack:{RX_PORT}", client_name="yzbench-out", realtime=realtime) as sender:
         got_rt = bool(sender.ready_info and sender.ready_info[3])
-        t0 = sender.start(lead=0.2)
-        sender.wait(n * interval + 10)
-        records = sender.stop()
-    deadlines = [r.deadline for r in records]
-    assert t0
-    return [r.lateness for r in records], deadlines, got_rt
+        sender.load("bench", times, messages)
+        t0 = time.perf_counter() + 0.3
+        sender.go("bench", t0)
+        ended = sender._wait_event(("ended",), n * interval + 10)
+        assert ended is not None, "the cue did not end"
+    frames, rate = jack_period()
+    return [t0 + t for t in times], LATENCY_PERIODS * frames / rate, ended[3], got_rt
 
 
 def run_deadline_sleep(n: int, interval: float) -> tuple[list[float], list[float], float]:
+    """(send lateness, deadlines, output latency)."""
     schedule = _schedule(n, interval)
     late: list[float] = []
     deadlines: list[float] = []
-    with open_output(f"jack:{RX_PORT}", client_name="yzbench-sleep") as port:
+    # a plain loop sends through rtmidi, as such programs do (no frame placement)
+    with RtMidiOutput(parse_spec(f"jack:{RX_PORT}"), client_name="yzbench-sleep") as port:
         t0 = time.perf_counter() + 0.2
         for t, message in schedule:
             deadline = t0 + t
@@ -141,8 +149,9 @@ def run_deadline_sleep(n: int, interval: float) -> tuple[list[float], list[float
             port.send(message)
             late.append(sent - deadline)
             deadlines.append(deadline)
+        latency = port.latency_s
         port.panic()
-    return late, deadlines, t0
+    return late, deadlines, latency
 
 
 def run_isobar(n: int, interval: float) -> list[float]:
@@ -167,14 +176,15 @@ def run_isobar(n: int, interval: float) -> list[float]:
     return [o - best for o in offsets]
 
 
-def _rx(conn: Any, deadlines: list[float]) -> list[float] | None:
-    """Reception lateness of the first len(deadlines) messages (note-offs at close follow)."""
-    time.sleep(0.1)
+def _rx(conn: Any, deadlines: list[float], latency: float) -> list[float] | None:
+    """Arrival lateness of the first len(deadlines) messages, less the output's constant
+    latency (note-offs at close follow them)."""
+    time.sleep(0.2)
     conn.send("take")
     stamps = conn.recv()
     if len(stamps) < len(deadlines):
         return None
-    return [s - d for s, d in zip(stamps, deadlines, strict=False)]
+    return [s - d - latency for s, d in zip(stamps, deadlines, strict=False)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -183,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--events", type=int, default=200)
     ap.add_argument("--interval-ms", type=float, default=25.0,
                     help="a whole number of isobar ticks at 60 BPM (480 ppqn): 25 ms = 12 ticks")
-    ap.add_argument("--realtime", type=int, default=50,
+    ap.add_argument("--realtime", type=int, default=REALTIME_PRIORITY,
                     help="SCHED_FIFO priority for yuezheng's sender process (0: none); with a "
                     "priority the plain-scheduling figures are also given as yuezheng_no_rt")
     args = ap.parse_args(argv)
@@ -217,16 +227,18 @@ def main(argv: list[str] | None = None) -> int:
                 for key, prio in (("yuezheng", args.realtime), ("yuezheng_no_rt", 0)):
                     if key == "yuezheng_no_rt" and not args.realtime:
                         continue
-                    late, deadlines, got_rt = run_yuezheng(n, interval, prio)
-                    row = _stats(late)
-                    row["sched_fifo"] = got_rt
-                    rx = _rx(rx_parent, deadlines)
-                    if rx:
-                        row.update({f"rx_{k}": v for k, v in _stats(rx).items() if k != "n"})
+                    deadlines, latency, handover, got_rt = run_yuezheng(n, interval, prio)
+                    rx = _rx(rx_parent, deadlines, latency)
+                    row: dict[str, Any] = _stats(rx) if rx else {"n": 0, "lost": True}
+                    row["latency_ms"] = round(latency * 1000, 3)
+                    row.update({"handover_p50_ms": round(handover[1] * 1000, 4),
+                                "handover_p99_ms": round(handover[2] * 1000, 4),
+                                "handover_max_ms": round(handover[3] * 1000, 4),
+                                "sched_fifo": got_rt})
                     result.setdefault(key, {})[label] = row
-                late, deadlines, _ = run_deadline_sleep(n, interval)
+                late, deadlines, latency = run_deadline_sleep(n, interval)
                 row = _stats(late)
-                rxl = _rx(rx_parent, deadlines)  # the panic's 32 messages follow
+                rxl = _rx(rx_parent, deadlines, latency)  # the panic's 32 messages follow
                 if rxl:
                     row.update({f"rx_{k}": v for k, v in _stats(rxl).items() if k != "n"})
                 result.setdefault("deadline_sleep", {})[label] = row
@@ -241,9 +253,13 @@ def main(argv: list[str] | None = None) -> int:
         rx_parent.send("quit")
         rx_proc.join(5)
     y, i = result["yuezheng"], result.get("isobar", {})
-    if "loaded" in i:
-        result["ratio_isobar_over_yuezheng_loaded_p99"] = round(
-            i["loaded"]["p99_ms"] / max(y["loaded"]["p99_ms"], 1e-6), 1)
+    frame_ms = 1000 / rate  # arrival times are exact to a frame: no finer figure means anything
+    for label in ("idle", "loaded"):
+        if label in i and "p99_ms" in y[label]:
+            result[f"ratio_isobar_over_yuezheng_{label}_p99"] = round(
+                i[label]["p99_ms"] / max(y[label]["p99_ms"], frame_ms), 1)
+            result[f"ratio_isobar_over_yuezheng_handover_{label}_p99"] = round(
+                i[label]["p99_ms"] / max(y[label]["handover_p99_ms"], 1e-3), 1)
     if args.json:
         print(json.dumps(result, indent=2))
     else:

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing as mp
+import os
 import time
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -63,6 +64,7 @@ REALTIME_PRIORITY = 20  # SCHED_FIFO if allowed (0: none)
 # spin the last 2 ms before a send: wake-ups from select() on this shared VM came up to 2.5 ms
 # late with the 1 ms of sequencer.clock.SPIN_S (p99 send lateness 2.5 ms; 2 ms: see README)
 SPIN_S = 0.002
+YIELD_SPIN_S = 0.002  # before a frame-accurate port's deadline (see _Child._loop)
 
 
 @dataclass
@@ -204,9 +206,12 @@ class _Child(SendingChild):
     def _loop(self) -> bool:
         perf = time.perf_counter
         port: OutputPort = self.port
-        # a frame-accurate port (JACK) puts each message on its deadline's frame: sleep to
-        # the deadline and never spin (spinning would keep the GIL from JACK's callback)
-        spin = 0.0 if port.frame_accurate else SPIN_S
+        # a frame-accurate port (JACK) puts each message on its deadline's frame, so lateness
+        # here only eats into its latency; the last stretch is spun with sched_yield, which
+        # lets go of the GIL at every turn (JACK's callback in this process needs it)
+        yielding = port.frame_accurate
+        spin = YIELD_SPIN_S if yielding else SPIN_S
+        sched_yield = os.sched_yield
         last_maintain = perf()
         while True:
             nxt: _Cue | None = None
@@ -240,8 +245,12 @@ class _Child(SendingChild):
                             return done
                 continue
             assert nxt is not None
-            while perf() < deadline:
-                pass
+            if yielding:
+                while perf() < deadline:
+                    sched_yield()
+            else:
+                while perf() < deadline:
+                    pass
             self._step(nxt, deadline)
 
     def _step(self, cue: _Cue, deadline: float) -> None:
