@@ -6,11 +6,12 @@
 #   4. wait for it (with a timeout) and prove a JACK MIDI client can open.
 # Exits non-zero if JACK is not usable.
 #
-# The server runs with 256-frame periods at 48 kHz (5.33 ms). JACK hands MIDI on once per period,
-# so the timing tests hold the sending to 3 ms of each deadline and the reception to 3 ms plus
-# one period. Shorter periods were measured here: at 1.33 ms the dummy driver's software timer
-# runs late on this VM (1–5 xruns a second, JackTimedDriver), and in an xrun MIDI messages are
-# lost; at 5.33 ms there were none. A JACK MIDI port buffer holds one period's worth of audio
+# The server runs with 256-frame periods at 48 kHz (5.33 ms). yuezheng's JACK output puts each
+# message on its deadline's frame three periods later (instruments/jackmidi.py), and the tests'
+# receivers time each message by its frame, so arrivals are held to 3 ms of the schedule.
+# Shorter periods were measured here: at 1.33 and 2.67 ms the dummy driver's software timer
+# runs late on this VM (xruns; 169 in one 30 s run at 2.67 ms), and in an xrun MIDI messages
+# are lost; at 5.33 ms there were none. A JACK MIDI port buffer holds one period's worth of audio
 # bytes (256 frames × 4 = 1 KB, about 80 events), enough for a panic burst.
 # Override with JACK_PERIOD / JACK_RATE. The server's log is in ${JACK_LOG:-/tmp/yuezheng-jackd.log}.
 set -euo pipefail

@@ -69,7 +69,58 @@ def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
     return lib
 
 
-class JackMidiClient(JackWatch):
+def cycle_on_perf_clock(lib: ctypes.CDLL, client: int, nframes: int,
+                        rate: int) -> tuple[float, float]:
+    """(start, length) in seconds of the current period on ``time.perf_counter``'s clock, by
+    JACK's estimate of its cycle times (call it from the process callback)."""
+    frames = ctypes.c_uint32()
+    cur = ctypes.c_uint64()
+    nxt = ctypes.c_uint64()
+    per = ctypes.c_float()
+    perf_now = time.perf_counter()
+    jack_now = lib.jack_get_time()
+    if lib.jack_get_cycle_times(client, ctypes.byref(frames), ctypes.byref(cur),
+                                ctypes.byref(nxt), ctypes.byref(per)) != 0:
+        return perf_now, nframes / rate
+    return cur.value * 1e-6 + (perf_now - jack_now * 1e-6), (nxt.value - cur.value) * 1e-6
+
+
+class ActiveClient(JackWatch):
+    """A JACK client with ports and a Python process callback ``_process(nframes, arg)``."""
+
+    def __init__(self, client_name: str) -> None:
+        super().__init__(client_name)
+        self._callback = _PROCESS(self._process)  # kept: JACK calls it until close
+        self._active = False
+
+    def _process(self, nframes: int, _arg: object) -> int:
+        return 0
+
+    def _register(self, name: str, kind: bytes, flags: int) -> tuple[int, str]:
+        """Register a port; (its handle, its full name). Closes the client on failure."""
+        lib = _bind(self._load())
+        port = lib.jack_port_register(self._client, name.encode(), kind, flags, 0)
+        if not port:
+            super().close()
+            raise PortError(f"JACK refused the port {name!r}")
+        return port, lib.jack_port_name(port).decode("utf-8", "replace")
+
+    def _activate(self) -> None:
+        lib = self._load()
+        if (lib.jack_set_process_callback(self._client, self._callback, None) != 0
+                or lib.jack_activate(self._client) != 0):
+            super().close()
+            raise PortError("JACK refused to activate the client")
+        self._active = True
+
+    def close(self) -> None:
+        if self._client and self._active:
+            self._load().jack_deactivate(self._client)
+            self._active = False
+        super().close()
+
+
+class JackMidiClient(ActiveClient):
     """An activated JACK client with one MIDI output port fed with deadlines.
 
     ``send(data, at)``: queue ``data`` for the frame of ``at + latency`` (``at`` None: now).
@@ -90,37 +141,17 @@ class JackMidiClient(JackWatch):
         self._queue: deque[tuple[float, bytes]] = deque()
         self._last_target = 0.0
         self._port: int | None = None
-        self._callback = _PROCESS(self._process)  # kept: JACK calls it until close
         self._frames = 0
         self._rate = 0
 
     def open(self) -> JackMidiClient:
         super().open()
-        lib = _bind(self._load())
-        try:
-            port = lib.jack_port_register(self._client, self.port_name.encode(), _MIDI_TYPE,
-                                          _JACK_PORT_IS_OUTPUT, 0)
-            if not port:
-                raise PortError(f"JACK refused the MIDI output {self.port_name!r}")
-            self._port = port
-            self.own_name = lib.jack_port_name(port).decode("utf-8", "replace")
-            self._frames, self._rate = self.period()
-            self.latency_s = self.latency_periods * self._frames / self._rate
-            if lib.jack_set_process_callback(self._client, self._callback, None) != 0:
-                raise PortError("JACK refused the process callback")
-            if lib.jack_activate(self._client) != 0:
-                raise PortError("JACK refused to activate the MIDI client")
-        except BaseException:
-            super().close()
-            raise
+        self._port, self.own_name = self._register(self.port_name, _MIDI_TYPE,
+                                                   _JACK_PORT_IS_OUTPUT)
+        self._frames, self._rate = self.period()
+        self.latency_s = self.latency_periods * self._frames / self._rate
+        self._activate()
         return self
-
-    def close(self) -> None:
-        if self._client:
-            lib = self._load()
-            lib.jack_deactivate(self._client)
-        self._port = None
-        super().close()
 
     @property
     def period_s(self) -> float:
@@ -157,20 +188,7 @@ class JackMidiClient(JackWatch):
             queue = self._queue
             if not queue:
                 return 0
-            frames = ctypes.c_uint32()
-            cur = ctypes.c_uint64()
-            nxt = ctypes.c_uint64()
-            per = ctypes.c_float()
-            perf_now = time.perf_counter()
-            jack_now = lib.jack_get_time()
-            if lib.jack_get_cycle_times(self._client, ctypes.byref(frames), ctypes.byref(cur),
-                                        ctypes.byref(nxt), ctypes.byref(per)) != 0:
-                start = perf_now
-                span = nframes / self._rate
-            else:
-                shift = perf_now - jack_now * 1e-6
-                start = cur.value * 1e-6 + shift
-                span = (nxt.value - cur.value) * 1e-6
+            start, span = cycle_on_perf_clock(lib, self._client, nframes, self._rate)
             end = start + span
             last = 0
             write = lib.jack_midi_event_write
@@ -194,14 +212,14 @@ class JackMidiClient(JackWatch):
         return 0
 
 
-class JackMidiInput(JackWatch):
+class JackMidiInput(ActiveClient):
     """A JACK MIDI input that stamps each message with its exact frame (for tests and the
     jitter benchmark): ``messages`` holds (frame, bytes, perf, t), the frame being JACK's frame
     counter at the message (``last_frame_time`` + its offset), ``perf`` the
     ``time.perf_counter()`` of the period that brought it, and ``t`` the frame's time on the
     ``perf_counter`` clock by JACK's own estimate of its cycle times (what a listener hears:
     an audio clock runs a little faster or slower than its nominal rate, the dummy driver's
-    by about 100 ppm here, so frame / rate drifts from real time)."""
+    by about 40 ppm here, so frame / rate drifts from real time)."""
 
     def __init__(self, client_name: str, port_name: str = "in") -> None:
         super().__init__(client_name)
@@ -209,29 +227,16 @@ class JackMidiInput(JackWatch):
         self.own_name: str | None = None
         self.messages: list[tuple[int, bytes, float, float]] = []
         self._port: int | None = None
-        self._callback = _PROCESS(self._process)
         self.rate = 0
 
     def open(self) -> JackMidiInput:
         super().open()
-        lib = _bind(self._load())
-        _bind_input(lib)
-        port = lib.jack_port_register(self._client, self.port_name.encode(), _MIDI_TYPE,
-                                      _JACK_PORT_IS_INPUT, 0)
-        if not port:
-            super().close()
-            raise PortError(f"JACK refused the MIDI input {self.port_name!r}")
-        self._port = port
-        self.own_name = lib.jack_port_name(port).decode("utf-8", "replace")
+        _bind_input(_bind(self._load()))
+        self._port, self.own_name = self._register(self.port_name, _MIDI_TYPE,
+                                                   _JACK_PORT_IS_INPUT)
         self.rate = self.period()[1]
-        lib.jack_set_process_callback(self._client, self._callback, None)
-        lib.jack_activate(self._client)
+        self._activate()
         return self
-
-    def close(self) -> None:
-        if self._client:
-            self._load().jack_deactivate(self._client)
-        super().close()
 
     def _process(self, nframes: int, _arg: object) -> int:
         try:
@@ -240,15 +245,8 @@ class JackMidiInput(JackWatch):
             n = lib.jack_midi_get_event_count(buf)
             if n:
                 now = time.perf_counter()
-                jack_now = lib.jack_get_time()
-                frames = ctypes.c_uint32()
-                cur = ctypes.c_uint64()
-                nxt = ctypes.c_uint64()
-                per = ctypes.c_float()
-                lib.jack_get_cycle_times(self._client, ctypes.byref(frames), ctypes.byref(cur),
-                                         ctypes.byref(nxt), ctypes.byref(per))
-                start = cur.value * 1e-6 + (now - jack_now * 1e-6)
-                step = (nxt.value - cur.value) * 1e-6 / nframes
+                start, span = cycle_on_perf_clock(lib, self._client, nframes, self.rate)
+                step = span / nframes
                 base = lib.jack_last_frame_time(self._client)
                 event = _MidiEvent()
                 for i in range(n):

@@ -7,13 +7,12 @@ import ctypes
 
 import numpy as np
 
-from instruments.jackmidi import _PROCESS, _bind
-from instruments.ports import JackWatch, PortError
+from instruments.jackmidi import ActiveClient
 
 _AUDIO = b"32 bit float mono audio"
 
 
-class JackRecorder(JackWatch):
+class JackRecorder(ActiveClient):
     def __init__(self, client_name: str, channels: int = 2) -> None:
         super().__init__(client_name)
         self.channels = channels
@@ -21,27 +20,16 @@ class JackRecorder(JackWatch):
         self.port_names: list[str] = []
         self.blocks: list[np.ndarray] = []
         self.rate = 0
-        self._callback = _PROCESS(self._process)
 
     def open(self) -> JackRecorder:
         super().open()
-        lib = _bind(self._load())
         for i in range(self.channels):
-            port = lib.jack_port_register(self._client, f"in_{i + 1}".encode(), _AUDIO, 0x1, 0)
-            if not port:
-                super().close()
-                raise PortError("JACK refused an audio input")
+            port, name = self._register(f"in_{i + 1}", _AUDIO, 0x1)
             self.ports.append(port)
-            self.port_names.append(lib.jack_port_name(port).decode())
+            self.port_names.append(name)
         self.rate = self.period()[1]
-        lib.jack_set_process_callback(self._client, self._callback, None)
-        lib.jack_activate(self._client)
+        self._activate()
         return self
-
-    def close(self) -> None:
-        if self._client:
-            self._load().jack_deactivate(self._client)
-        super().close()
 
     @property
     def name_of_client(self) -> str:

@@ -326,7 +326,13 @@ def test_pyo_output_plays_the_offline_voices_in_time(jack, tmp_path: Path) -> No
     assert 0.02 < peak <= 0.98 + 1e-6, peak  # it sounds, and the clip holds
     live_wav = tmp_path / "live.wav"
     sf.write(str(live_wav), live, rec.rate, subtype="FLOAT")
-    check = subprocess.run([sys.executable, str(ROOT / "cli.py"), "check", str(live_wav)],
+    # pyo starts a voice at the start of its next block: a JACK period (5.33 ms) here, so the
+    # strokes move by up to a period around the grid, on top of the detector's own error;
+    # hence 15 ms rather than the 10 ms of an offline render
+    frames, rate = jack
+    tolerance_ms = 10.0 + 1000 * frames / rate
+    check = subprocess.run([sys.executable, str(ROOT / "cli.py"), "check", str(live_wav),
+                            "--tolerance-ms", f"{tolerance_ms:.2f}"],
                            cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert check.returncode == 0, check.stdout + check.stderr
     # the offline render of the same cue: same onsets, once aligned on the first
