@@ -96,8 +96,12 @@ def test_parse_spec_kinds() -> None:
     assert parse_spec("jack-virtual:yz").virtual
     assert parse_spec("alsa:FLUID").api == "alsa"
     assert parse_spec("virtual:yz").api == "default"
-    with pytest.raises(PortError, match="not yet available"):
-        parse_spec("pyo")
+    assert parse_spec("pyo").kind == "pyo" and str(parse_spec("pyo")) == "pyo"
+    assert parse_spec("pyo:jack:rec").name == "jack:rec" and parse_spec("pyo").virtual
+    with pytest.raises(PortError, match="backend"):
+        parse_spec("pyo:alsa")
+    with pytest.raises(PortError, match="only a JACK output"):
+        parse_spec("pyo:portaudio:rec")
     for bad in ("bar:in", "jack:", "midi:x", ""):
         with pytest.raises(PortError):
             parse_spec(bad)
