@@ -1,4 +1,4 @@
-"""The skeleton the sending processes share (``sender.Sender`` and ``showsender.ShowSender``).
+"""The plumbing of a sending process (``showsender.ShowSender``), both sides of it.
 
 A sending process opens its MIDI output, raises itself to SCHED_FIFO when asked (falling back
 silently), freezes and disables garbage collection, and runs its loop; SIGINT and SIGTERM wake

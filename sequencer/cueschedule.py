@@ -45,7 +45,7 @@ class CueSchedule:
 
     @property
     def pairs(self) -> list[tuple[float, bytes]]:
-        """The schedule as ``sequencer.sender.Schedule`` pairs."""
+        """The schedule as ``sequencer.showsender.Schedule`` pairs."""
         return list(zip(self.times, self.messages, strict=True))
 
 

@@ -1,10 +1,11 @@
 """One sending process for a whole live show, fed cue by cue.
 
-``sequencer.sender.Sender`` sends one schedule fixed when it is built. A live show does not know
-its start times in advance (the operator's GO), so ``ShowSender`` keeps the same design — a
-child process, absolute deadlines on ``time.perf_counter()`` (CLOCK_MONOTONIC, shared by all
-processes), sleep in ``select`` on the control pipe until about a millisecond before, then spin;
-GC frozen and disabled; SIGINT/SIGTERM or any exception panic the port — and lets the parent:
+A live show does not know its start times in advance (the operator's GO). ``ShowSender`` runs a
+child process with absolute deadlines on ``time.perf_counter()`` (CLOCK_MONOTONIC, shared by all
+processes): it sleeps in ``select`` on the control pipe until a little before each deadline,
+then spins (with ``sched_yield`` before a frame-accurate JACK output, whose callback in the same
+process needs the GIL); GC is frozen and disabled; SIGINT/SIGTERM or any exception panic the
+port. The parent can:
 
 - ``load(key, times, messages, loop_s=None)``: hand over a cue's schedule (cue-relative seconds)
   ahead of time, at standby, in small chunks so that no single command takes long to read;
@@ -16,8 +17,8 @@ GC frozen and disabled; SIGINT/SIGTERM or any exception panic the port — and l
 - ``cancel(key)``: end it now (note-offs for its notes);
 - ``retime(key, at_s, factor)``: from cue-relative ``at_s`` on, the rest of the cue is stretched
   by ``factor`` (a tempo nudge from the next 耦 cycle of a 射節);
-- ``hold()`` / ``resume()``: as ``Sender``: stop, release the notes; later deadlines move by the
-  time held;
+- ``hold()`` / ``resume()``: stop and release the sounding notes; on resume every later
+  deadline moves by the time held;
 - ``panic(stage)``: stage 1 ends every cue with note-offs for what sounds; stage 2 also sends CC
   123 and 120 on all 16 channels;
 - ``send_now(data)``: one message at once (MIDI clock start/stop).
@@ -26,11 +27,14 @@ A cue with ``loop_s`` starts over every ``loop_s`` seconds until ended. When a c
 ``end_at``, ``cancel``), channels it bent are set back to the centre unless another running cue
 uses them, so the next cue starts from the state a MIDI file assumes.
 
+With ``record=True`` each "ended" event carries the cue's (index, deadline, sent) of every
+message sent (tests); otherwise an empty tuple.
+
 Marks: a message ``b""`` in a schedule is not sent; the child reports ``("mark", key, index,
 deadline, t)`` when it passes it (``t`` the time it got there: the 節 of the show log).
 
 Events (child → parent, ``events()``): ("ready",), ("started", key, t), ("mark", …),
-("ended", key, t, (count, p50, p99, max lateness in s)), ("held", t),
+("ended", key, t, (count, p50, p99, max lateness in s), records), ("held", t),
 ("resumed", t, shift), ("panicked", stage, t), ("closed", t),
 ("error", kind, text).
 """
@@ -41,6 +45,7 @@ import math
 import multiprocessing as mp
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any, Self
@@ -56,15 +61,50 @@ from instruments.ports import (
     parse_spec,
 )
 from sequencer.childproc import ChildHandle, SendingChild, check_ready
-from sequencer.sender import SLACK_S
+
+Schedule = Sequence[tuple[float, bytes]]
 
 CHUNK = 512  # messages per load command
+SLACK_S = 0.003  # housekeeping only when the next deadline is at least this far away
 MAINTAIN_EVERY_S = 0.5
 REALTIME_PRIORITY = 20  # SCHED_FIFO if allowed (0: none)
 # spin the last 2 ms before a send: wake-ups from select() on this shared VM came up to 2.5 ms
 # late with the 1 ms of sequencer.clock.SPIN_S (p99 send lateness 2.5 ms; 2 ms: see README)
 SPIN_S = 0.002
 YIELD_SPIN_S = 0.002  # before a frame-accurate port's deadline (see _Child._loop)
+
+
+class ScheduleError(UserError):
+    """A schedule that cannot be sent: unsorted, negative or non-finite times, bad messages."""
+
+
+def check_schedule(schedule: Schedule) -> tuple[list[float], list[bytes]]:
+    """Validate a cue's schedule (cue-relative seconds, sorted; complete MIDI messages or
+    ``b""`` marks); returns its times and messages as two lists."""
+    times: list[float] = []
+    messages: list[bytes] = []
+    previous = 0.0
+    for i, item in enumerate(schedule):
+        try:
+            t, message = item
+            t = float(t)
+        except (TypeError, ValueError) as exc:
+            raise ScheduleError(f"schedule[{i}]: expected (time_s, message bytes), got "
+                                f"{item!r}") from exc
+        if not math.isfinite(t) or t < 0:
+            raise ScheduleError(f"schedule[{i}]: time {t!r} must be finite and >= 0 (times are "
+                                "seconds from the cue's start, not deltas or clock times)")
+        if t < previous:
+            raise ScheduleError(f"schedule[{i}]: time {t} is before the previous {previous}: "
+                                "the schedule must be sorted by time (seconds from the cue's "
+                                "start, not deltas)")
+        try:
+            messages.append(b"" if message == b"" else check_message(message))
+        except (TypeError, ValueError) as exc:
+            raise ScheduleError(f"schedule[{i}] at {t} s: {exc}") from exc
+        times.append(t)
+        previous = t
+    return times, messages
 
 
 @dataclass
@@ -80,6 +120,7 @@ class _Cue:
     sounding: set[tuple[int, int]] = field(default_factory=set)
     bent: set[int] = field(default_factory=set)
     late: list[float] = field(default_factory=list)  # send lateness of each message, seconds
+    sent: list[tuple[int, float, float]] = field(default_factory=list)  # when recording
 
     def deadline(self, shift: float) -> float:
         assert self.origin is not None
@@ -98,8 +139,10 @@ class _Child(SendingChild):
     eof_command = ("quit",)
 
     def __init__(self, spec: str, client_name: str, port_name: str, ctrl: Connection,
-                 realtime: int = 0, options: dict[str, Any] | None = None) -> None:
+                 realtime: int = 0, options: dict[str, Any] | None = None,
+                 record: bool = False) -> None:
         super().__init__(ctrl, spec, client_name, port_name, realtime, options)
+        self.record = record
         self.cues: dict[str, _Cue] = {}
         self.active: list[_Cue] = []
         self.seq = 0
@@ -200,7 +243,8 @@ class _Child(SendingChild):
         stats = (len(late), late[len(late) // 2], late[min(len(late) - 1, int(0.99 * len(late)))],
                  late[-1]) if late else (0, 0.0, 0.0, 0.0)
         cue.late = []
-        self.outbox.append(("ended", cue.key, now, stats))
+        sent, cue.sent = tuple(cue.sent), []
+        self.outbox.append(("ended", cue.key, now, stats, sent))
 
     # the loop ------------------------------------------------------------------------------
     def _loop(self) -> bool:
@@ -271,7 +315,10 @@ class _Child(SendingChild):
         cue.i += 1
         if data:
             self.port.send(data, deadline)
-            cue.late.append(time.perf_counter() - deadline)
+            sent = time.perf_counter()
+            cue.late.append(sent - deadline)
+            if self.record:
+                cue.sent.append((index, deadline, sent))
             kind, ch = data[0] & 0xF0, data[0] & 0x0F
             if kind == 0x90 and data[2]:
                 cue.sounding.add((ch, data[1]))
@@ -288,8 +335,9 @@ class _Child(SendingChild):
 
 
 def _child_entry(spec: str, client_name: str, port_name: str, ctrl: Connection,
-                 realtime: int, options: dict[str, Any] | None = None) -> None:
-    _Child(spec, client_name, port_name, ctrl, realtime, options).main()
+                 realtime: int, options: dict[str, Any] | None = None,
+                 record: bool = False) -> None:
+    _Child(spec, client_name, port_name, ctrl, realtime, options, record).main()
 
 
 class ShowSender(ChildHandle):
@@ -297,10 +345,11 @@ class ShowSender(ChildHandle):
 
     def __init__(self, spec: str, *, client_name: str = DEFAULT_CLIENT_NAME,
                  port_name: str = DEFAULT_PORT_NAME, realtime: int = REALTIME_PRIORITY,
-                 options: dict[str, Any] | None = None) -> None:
+                 options: dict[str, Any] | None = None, record: bool = False) -> None:
         parse_spec(spec)
         self.realtime = realtime
         self.options = options
+        self.record = record
         self.spec = spec
         self.client_name, self.port_name = client_name, port_name
         super().__init__()
@@ -314,7 +363,7 @@ class ShowSender(ChildHandle):
         parent, child = self._ctx.Pipe(duplex=True)
         proc = self._ctx.Process(target=_child_entry, name="yuezheng-show-sender", daemon=True,
                                  args=(self.spec, self.client_name, self.port_name, child,
-                                       self.realtime, self.options))
+                                       self.realtime, self.options, self.record))
         proc.start()
         child.close()
         self._proc, self._ctrl = proc, parent
@@ -327,6 +376,10 @@ class ShowSender(ChildHandle):
     # commands ------------------------------------------------------------------------------
     def load(self, key: str, times: list[float] | tuple[float, ...],
              messages: list[bytes] | tuple[bytes, ...], loop_s: float | None = None) -> None:
+        """Hand over a cue's schedule (checked: ScheduleError names the first bad entry)."""
+        if len(times) != len(messages):
+            raise ScheduleError(f"cue {key}: {len(times)} times but {len(messages)} messages")
+        times, messages = check_schedule(list(zip(times, messages, strict=True)))
         n = len(times)
         for lo in range(0, max(n, 1), CHUNK):
             self._command("load", key, loop_s, list(times[lo:lo + CHUNK]),

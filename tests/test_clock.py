@@ -1,4 +1,5 @@
-"""Clocks and the same-process sending loop, with exact expectations on a FakeClock."""
+"""Clocks, port specs, message and schedule checks, and the base port, with exact expectations
+on a FakeClock where time matters."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from instruments.ports import (
     parse_spec,
 )
 from sequencer.clock import Clock, FakeClock, MonotonicClock
-from sequencer.sender import ScheduleError, SentRecord, check_schedule, send_schedule
+from sequencer.showsender import ScheduleError, check_schedule
 
 
 class MemoryPort(OutputPort):
@@ -123,6 +124,7 @@ def test_schedule_checks_name_the_mistake() -> None:
         check_schedule([(-0.1, on(60))])
     with pytest.raises(ScheduleError, match=r"schedule\[1\]"):
         check_schedule([(0.0, on(60)), (0.1, b"\x90\x3c")])
+    assert check_schedule([(0.0, b"")]) == ([0.0], [b""])  # a mark (a 節 for the show log)
 
 
 # ── the base port ──────────────────────────────────────────────────────────────────────────────
@@ -159,38 +161,3 @@ def test_panic_has_two_stages() -> None:
     assert port.sounding == frozenset()
     port.close()
     assert len(port.sent) == before + 34  # nothing left to release at close
-
-
-# ── send_schedule on a FakeClock ───────────────────────────────────────────────────────────────
-
-def test_send_schedule_exact_times_and_order() -> None:
-    clock = FakeClock(100.0)
-    port = MemoryPort(clock).open()
-    schedule = [(0.0, on(60)), (0.0, on(64)), (0.25, off(60)), (0.5, off(64)), (0.5, on(67)),
-                (1.0, off(67))]
-    records = send_schedule(port, schedule, clock, start=101.0)
-    assert port.sent == [(101.0 + t, m) for t, m in schedule]
-    assert records == [SentRecord(i, 101.0 + t, 101.0 + t) for i, (t, _) in enumerate(schedule)]
-    assert all(r.lateness == 0.0 for r in records)
-    assert clock.waits == [101.0 + t for t, _ in schedule]
-
-
-def test_send_schedule_cancel_panics() -> None:
-    clock = FakeClock()
-    port = MemoryPort(clock).open()
-    cancel = threading.Event()
-
-    class CancellingClock(FakeClock):
-        def wait_until(self, deadline: float, c: threading.Event | None = None) -> bool:
-            if deadline >= 0.5:
-                cancel.set()
-            return clock.wait_until(deadline, c)
-
-        def now(self) -> float:
-            return clock.now()
-
-    records = send_schedule(port, [(0.0, on(60)), (0.5, off(60)), (1.0, on(62))],
-                            CancellingClock(), start=0.0, cancel=cancel)
-    assert [r.index for r in records] == [0]
-    sent = [d for _, d in port.sent]
-    assert sent[0] == on(60) and sent[1] == off(60) and sent[2:] == all_off_messages()

@@ -19,7 +19,7 @@ import pytest
 
 from instruments.jackmidi import LATENCY_PERIODS, JackMidiInput
 from instruments.ports import PortError, all_off_messages, list_ports, open_output
-from sequencer.sender import Sender
+from sequencer.showsender import ShowSender
 
 pytestmark = pytest.mark.jack
 
@@ -131,25 +131,51 @@ def test_panic_stages_over_jack(receiver: Receiver) -> None:
     assert receiver.data() == expected
 
 
-# ── the sender process ─────────────────────────────────────────────────────────────────────────
+# ── the sending process (the one `yuezheng live` uses) ─────────────────────────────────────────
+
+def _show(receiver: Receiver, schedule: list[tuple[float, bytes]],
+          client: str | None = None) -> ShowSender:
+    """A recording ShowSender on ``receiver`` with ``schedule`` loaded as cue "c"."""
+    s = ShowSender(f"jack:{receiver.port_name}", client_name=(client or receiver.client) + "o",
+                   record=True).open()
+    s.load("c", [t for t, _ in schedule], [m for _, m in schedule])
+    return s
+
+
+def _go(s: ShowSender, lead: float) -> float:
+    t0 = time.perf_counter() + lead
+    s.go("c", t0)
+    return t0
+
+
+def _ended(s: ShowSender, timeout: float) -> tuple | None:
+    """The cue's "ended" event (index, deadline, sent records in event[4]), or None."""
+    deadline = time.perf_counter() + timeout
+    while True:
+        event = next((e for e in s.events() if e[0] == "ended" and e[1] == "c"), None)
+        if event is not None or time.perf_counter() > deadline or not s.alive:
+            return event
+        time.sleep(0.02)
+
 
 @timing_flaky
 def test_sender_order_and_timing(receiver: Receiver, jack: tuple[int, int]) -> None:
     schedule = _notes(50, 0.020, 0.010)
-    with Sender(f"jack:{receiver.port_name}", schedule, client_name=receiver.client + "o") as s:
-        t0 = s.start(lead=0.1)
-        assert s.wait(10.0)
-        records = s.stop()
+    with _show(receiver, schedule) as s:
+        t0 = _go(s, 0.1)
+        ended = _ended(s, 10.0)
+    assert ended is not None
+    records = ended[4]
     assert receiver.wait_for(lambda got: len(got) >= len(schedule))
     time.sleep(0.05)
     got = receiver.messages
     assert [m for _, m, _ in got] == [m for _, m in schedule]
-    assert [r.index for r in records] == list(range(len(schedule)))
-    assert all(r.deadline == t0 + schedule[r.index][0] for r in records)
+    assert [i for i, _, _ in records] == list(range(len(schedule)))
+    assert all(d == t0 + schedule[i][0] for i, d, _ in records)
     # handed over in time for the output to place each message on its frame (within the
     # output's latency less one period), and received within 3 ms of the schedule
     frames, rate = jack
-    worst = max(r.lateness for r in records)
+    worst = max(sent - d for _, d, sent in records)
     assert worst <= (LATENCY_PERIODS - 1) * frames / rate, f"hand-over {worst * 1000:.2f} ms"
     errors_ms = timing_errors_ms([t for t, _ in schedule], [rx for rx, _, _ in got])
     assert max(errors_ms) <= 3.0, f"worst reception error {max(errors_ms):.2f} ms"
@@ -157,58 +183,61 @@ def test_sender_order_and_timing(receiver: Receiver, jack: tuple[int, int]) -> N
 
 def test_sigterm_mid_run_leaves_nothing_sounding(receiver: Receiver) -> None:
     schedule = _notes(100, 0.02, 0.07, first_key=20)  # overlapping notes: several always sound
-    s = Sender(f"jack:{receiver.port_name}", schedule, client_name=receiver.client + "o")
-    s.start(lead=0.1)
+    s = _show(receiver, schedule)
+    _go(s, 0.1)
     assert receiver.wait_for(lambda got: sum(m[0] == 0x90 for m in got) >= 10)
     assert s.pid is not None
     os.kill(s.pid, signal.SIGTERM)
-    s.wait(5.0)
-    s.stop()
+    s.close()
     time.sleep(0.05)
     got = receiver.data()
-    assert any(m[0] == 0x90 for m in got)
     assert _unsilenced(got) == set()
     assert b"\xb0\x7b\x00" in got  # the panic's second stage ran
-    assert len(s.reports()) < len(schedule)
+    assert sum(m[0] == 0x90 for m in got) < 100  # it stopped mid-run
 
 
 def test_panic_silences_within_200_ms(receiver: Receiver) -> None:
     schedule = [(0.0, bytes((0x90 | ch, 60, 100))) for ch in range(4)] + [(30.0, b"\x80\x3c\x00")]
-    s = Sender(f"jack:{receiver.port_name}", schedule, client_name=receiver.client + "o")
-    s.start(lead=0.05)
-    assert receiver.wait_for(lambda got: len(got) >= 4)
-    asked = time.perf_counter()
-    s.panic()
-    assert receiver.wait_for(lambda got: b"\xbf\x78\x00" in got, timeout=2.0)
-    done = next(wall for _, m, wall in receiver.messages if m == b"\xbf\x78\x00")
-    assert done - asked < 0.2  # the issue's bound, tested with real time
-    assert _unsilenced(receiver.data()) == set()
-    assert not s.alive
+    s = _show(receiver, schedule)
+    try:
+        _go(s, 0.05)
+        assert receiver.wait_for(lambda got: len(got) >= 4)
+        asked = time.perf_counter()
+        s.panic(2)
+        assert receiver.wait_for(lambda got: b"\xbf\x78\x00" in got, timeout=2.0)
+        done = next(wall for _, m, wall in receiver.messages if m == b"\xbf\x78\x00")
+        assert done - asked < 0.2  # the issue's bound, tested with real time
+        assert _unsilenced(receiver.data()) == set()
+        assert s.alive  # a panic stops the music, not the show
+    finally:
+        s.close()
 
 
 def test_hold_releases_and_resume_shifts(receiver: Receiver) -> None:
     schedule = _notes(20, 0.05, 0.12)
-    s = Sender(f"jack:{receiver.port_name}", schedule, client_name=receiver.client + "o")
-    t0 = s.start(lead=0.05)
-    time.sleep(0.3)
-    s.hold()
-    time.sleep(0.4)
-    during = len(receiver.data())
-    time.sleep(0.2)
-    assert len(receiver.data()) == during  # nothing is sent while held
-    assert _unsilenced(receiver.data()) == set()  # and nothing sounds
-    s.resume()
-    assert s.wait(10.0)
-    records = s.stop()
-    events = {e[0]: e for e in s.events()}
+    with _show(receiver, schedule) as s:
+        t0 = _go(s, 0.05)
+        time.sleep(0.3)
+        s.hold()
+        time.sleep(0.4)
+        during = len(receiver.data())
+        time.sleep(0.2)
+        assert len(receiver.data()) == during  # nothing is sent while held
+        assert _unsilenced(receiver.data()) == set()  # and nothing sounds
+        s.resume()
+        ended = _ended(s, 10.0)
+        events = {e[0]: e for e in s.events()}
+    assert ended is not None
+    records = ended[4]
     held_at, (_, resumed_at, shift) = events["held"][1], events["resumed"]
     assert shift == pytest.approx(resumed_at - held_at, abs=1e-3)
     assert shift >= 0.6
-    for r in records:
-        t = t0 + schedule[r.index][0]
-        assert r.deadline == t or r.deadline == pytest.approx(t + shift, abs=1e-9)
-        assert (r.deadline > t) == (t > held_at)
-    assert [r.index for r in records] == list(range(len(schedule)))
+    for i, d, _ in records:
+        t = t0 + schedule[i][0]
+        assert d == t or d == pytest.approx(t + shift, abs=1e-9)
+        assert (d > t) == (t > held_at)
+    assert [i for i, _, _ in records] == list(range(len(schedule)))
+    time.sleep(0.05)
     assert _unsilenced(receiver.data()) == set()
 
 
@@ -218,8 +247,8 @@ def test_destination_removed_and_restored(jack: tuple[int, int]) -> None:
     client = rec.client
     # a note every 100 ms lasting 250 ms: notes are always sounding, events every 50 ms
     schedule = _notes(40, 0.1, 0.25)
-    s = Sender(f"jack:{rec.port_name}", schedule, client_name=client + "o")
-    t0 = s.start(lead=0.1)
+    s = _show(rec, schedule, client)
+    t0 = _go(s, 0.1)
     time.sleep(max(0.0, t0 + 1.025 - time.perf_counter()))
     removed = time.perf_counter()
     rec.close()
@@ -227,31 +256,45 @@ def test_destination_removed_and_restored(jack: tuple[int, int]) -> None:
     rec2 = Receiver(client)  # the same client and port name come back
     restored = time.perf_counter()
     try:
-        assert s.wait(10.0)
-        records = s.stop()
+        ended = _ended(s, 10.0)
+        assert ended is not None
+        records = ended[4]
         events = s.events()
         kinds = [e[0] for e in events]
         assert "lost" in kinds and "reconnected" in kinds
         reconnected = next(e[1] for e in events if e[0] == "reconnected")
         assert restored <= reconnected < restored + 1.2  # within about a second
         # the sender kept time: no deadline moved, nothing skipped
-        assert [r.index for r in records] == list(range(len(schedule)))
-        assert all(r.deadline == t0 + schedule[r.index][0] for r in records)
+        assert [i for i, _, _ in records] == list(range(len(schedule)))
+        assert all(d == t0 + schedule[i][0] for i, d, _ in records)
         # cut notes: on before the removal, their note-off sent while the port was gone
-        sent = {r.index: r.sent for r in records}
+        sent = {i: at for i, _, at in records}
         ons = {m[1]: sent[i] for i, (_, m) in enumerate(schedule) if m[0] == 0x90}
         offs = {m[1]: sent[i] for i, (_, m) in enumerate(schedule) if m[0] == 0x80}
         cut = {k for k in ons if ons[k] < removed - 0.01 and removed + 0.01 < offs[k] < restored}
         assert cut
+        time.sleep(0.1)
         got = rec2.data()
         ended_in_outage = {k for k in offs if offs[k] < reconnected}
-        burst = list(itertools.takewhile(lambda m: m[0] == 0x80 and m[1] in ended_in_outage, got))
+        # what was handed to the output within its latency before the reconnection (which
+        # waits some 20 ms for JACK to settle before it closes the cut notes) was still on
+        # its way, and arrives first, on its own frames
+        frames, rate = jack
+        latency = LATENCY_PERIODS * frames / rate
+        on_the_way = [m for i, (_, m) in enumerate(schedule)
+                      if reconnected - latency - 0.05 < sent[i] <= reconnected]
+        lead = list(itertools.takewhile(
+            lambda m: not (m[0] == 0x80 and m[1] in ended_in_outage), got))
+        assert all(m in on_the_way for m in lead), (lead, on_the_way)
+        got_after = got[len(lead):]
+        burst = list(itertools.takewhile(lambda m: m[0] == 0x80 and m[1] in ended_in_outage,
+                                         got_after))
         # every cut note is closed at once; a note that ended shortly before the removal may be
         # closed too (the port only knows what sounded at its last good check)
         assert cut <= {m[1] for m in burst}
         assert all(offs[m[1]] > removed - 0.6 for m in burst)
         # after the cut-note burst, the timing holds against the schedule
-        rest = rec2.messages[len(burst):]
+        rest = rec2.messages[len(lead) + len(burst):]
         later = [(t, m) for i, (t, m) in enumerate(schedule) if sent[i] > reconnected + 0.01]
         assert len(rest) >= len(later)
         tail = rest[len(rest) - len(later):]
@@ -260,25 +303,24 @@ def test_destination_removed_and_restored(jack: tuple[int, int]) -> None:
         assert max(errors_ms) <= 3.0, f"worst reception error {max(errors_ms):.2f} ms"
         assert _unsilenced(got) == set()
     finally:
-        s.stop()
+        s.close()
         rec2.close()
 
 
 def test_disconnection_is_repaired_and_cut_notes_closed(receiver: Receiver) -> None:
     schedule = [(0.0, b"\x90\x30\x64"), (0.3, b"\x80\x30\x00"), (0.5, b"\x90\x32\x64"),
                 (2.0, b"\x80\x32\x00")]
-    s = Sender(f"jack:{receiver.port_name}", schedule, client_name=receiver.client + "o")
-    s.start(lead=0.05)
-    assert receiver.wait_for(lambda got: b"\x90\x30\x64" in got)
-    own = s.ready_info[1] if s.ready_info else None
-    assert own
-    subprocess.run(["jack_disconnect", own, receiver.port_name], check=True,
-                   capture_output=True)
-    assert s.wait(10.0)
-    s.stop()
-    kinds = [e[0] for e in s.events()]
-    assert kinds.count("lost") == 0 or "reconnected" in kinds
+    with _show(receiver, schedule) as s:
+        _go(s, 0.05)
+        assert receiver.wait_for(lambda got: b"\x90\x30\x64" in got)
+        own = s.ready_info[1] if s.ready_info else None
+        assert own
+        subprocess.run(["jack_disconnect", own, receiver.port_name], check=True,
+                       capture_output=True)
+        assert _ended(s, 10.0) is not None
+        kinds = [e[0] for e in s.events()]
     assert "reconnected" in kinds
+    time.sleep(0.05)
     got = receiver.data()
     assert got.index(b"\x80\x30\x00") > got.index(b"\x90\x30\x64")  # the cut note was closed
     assert b"\x90\x32\x64" in got and b"\x80\x32\x00" in got  # and the music went on
