@@ -106,7 +106,8 @@ class PyoOutput(OutputPort):
         self._pyo: Any = None
         self._server: Any = None
         self._chain: list[Any] = []
-        self._tables: dict[str, list[tuple[float | None, int, Any, float]]] = {}
+        self._tables: dict[str, list[tuple[float | None, int, Any, int]]] = {}
+        self._connect_to: list[str] = []
         self._voices: dict[int, tuple[float, tuple[int, int], Any, Any, Any]] = {}
         self._by_note: dict[tuple[int, int], list[int]] = {}
         self._next_voice = 0
@@ -128,11 +129,14 @@ class PyoOutput(OutputPort):
                 self.sample_rate = jack_period()[1]
             except (OSError, PortError) as exc:
                 raise PortError(f"output {self.spec}: the JACK server is not running") from exc
-        arrays = self._render_tables()
         os.environ.setdefault("PYO_GUI_WX", "0")
         import pyo  # noqa: PLC0415 - only when the output opens
 
         self._pyo = pyo
+        if backend == "portaudio" and pyo.pa_get_default_output() < 0:
+            raise PortError(f"output {self.spec}: PortAudio finds no audio output device on "
+                            "this machine; start a JACK server and use pyo:jack")
+        arrays = self._render_tables()
         server = pyo.Server(sr=self.sample_rate, nchnls=2, duplex=0, audio=backend,
                             jackname=self.client_name, buffersize=256)
         server.setVerbosity(1)
@@ -142,14 +146,23 @@ class PyoOutput(OutputPort):
             server.setJackAuto(False, False)
             self.destination = ", ".join(inputs)
             self._connect_to = inputs
-        else:
-            self._connect_to = []
         before = self._jack_outputs() if backend == "jack" else set()
         server.boot()
         if not server.getIsBooted():
             raise PortError(f"output {self.spec}: pyo could not start its {backend} audio "
                             "server (no audio device?)")
         server.start()
+        try:
+            self._start(pyo, server, backend, before, arrays)
+        except BaseException:
+            self._server = None
+            server.stop()
+            server.shutdown()
+            raise
+
+    def _start(self, pyo: Any, server: Any, backend: str, before: set[str],
+               arrays: dict[str, list[tuple[float | None, int, Any, int]]]) -> None:
+        """Connect the running server, load the tables, build the master chain."""
         self._server = server
         self.own_name = f"{self.client_name} ({backend})"
         if backend == "jack":

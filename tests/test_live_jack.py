@@ -358,3 +358,13 @@ def test_pyo_output_plays_the_offline_voices_in_time(jack, tmp_path: Path) -> No
     # and about as loud (placement and headroom as offline)
     rms = [float(np.sqrt(np.mean(np.square(x)))) for x in (live, offline)]
     assert abs(20 * np.log10(rms[0] / rms[1])) < 3.0, rms
+
+
+def test_pyo_output_bad_destinations_exit_2(jack) -> None:
+    for spec, words in (("pyo:jack:no-such-client", "no JACK client 'no-such-client'"),
+                        ("pyo:alsa", "audio backend must be one of")):
+        proc = _live("xiang-she", "--auto", "--from", "she-jie", "--until", "she-jie",
+                     "--output", spec)
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 2, out + err
+        assert words in err and "Traceback" not in err
