@@ -15,8 +15,9 @@ Messages leave in the order they were handed over (a frame is never earlier than
 message's), so a panic's note-offs, handed over after the notes they end, always follow them.
 
 The JACK process callback is Python (ctypes): it needs the GIL once per period, so the sending
-loop using this port must not spin (``JackMidiClient.frame_accurate``: the sender sleeps to each
-deadline instead; exactness comes from the frame placement).
+loop using this port must not hold the GIL while it waits (``frame_accurate``: ShowSender's
+loop sleeps in ``select`` and spins its last 2 ms with ``sched_yield``, which lets the GIL go
+at every turn; exactness comes from the frame placement, not from the wake-up).
 
 Clock: JACK's cycle times are in ``jack_get_time()`` microseconds; each period maps them to
 ``perf_counter`` by reading both clocks together, so the two need not share an epoch.
