@@ -15,7 +15,7 @@ Messages leave in the order they were handed over (a frame is never earlier than
 message's), so a panic's note-offs, handed over after the notes they end, always follow them.
 
 The JACK process callback is Python (ctypes): it needs the GIL once per period, so the sending
-loop using this port must not hold the GIL while it waits (``frame_accurate``: ShowSender's
+loop using this port must not hold the GIL while it waits (``callback_needs_gil``: ShowSender's
 loop sleeps in ``select`` and spins its last 2 ms with ``sched_yield``, which lets the GIL go
 at every turn; exactness comes from the frame placement, not from the wake-up).
 
@@ -277,6 +277,7 @@ class JackOutput(RtMidiOutput):
     its connection)."""
 
     frame_accurate = True
+    callback_needs_gil = True
 
     def _open(self) -> None:
         try:

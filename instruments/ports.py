@@ -179,6 +179,9 @@ class OutputPort:
     frame_accurate = False
     #: the constant delay a frame-accurate port adds (0 for the others)
     latency_s = 0.0
+    #: True when the port runs an audio callback in this process that needs the GIL (JACK
+    #: through ctypes, pyo): a sender must then wait without holding the GIL
+    callback_needs_gil = False
 
     def send(self, message: bytes | bytearray | Sequence[int], at: float | None = None) -> None:
         """Send one MIDI message (raw bytes); tracks note-on/off per channel and key.

@@ -88,6 +88,8 @@ def _channel_map() -> tuple[dict[int, str], dict[int, str]]:
 class PyoOutput(OutputPort):
     """See the module docstring. ``notes`` and ``places`` come from the compiled rite."""
 
+    callback_needs_gil = True  # pyo's audio callback runs in this process
+
     def __init__(self, spec: PortSpec, *, client_name: str = "yuezheng",
                  notes: Iterable[LiveNote] = (),
                  places: Mapping[str, tuple[float, float]] | None = None,

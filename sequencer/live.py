@@ -395,7 +395,8 @@ class Player:
                 self.log.write({"event": "sent", "cue": event[1], "messages": n,
                                 "late_p50_ms": round(p50 * 1000, 4),
                                 "late_p99_ms": round(p99 * 1000, 4),
-                                "late_max_ms": round(worst * 1000, 4)})
+                                "late_max_ms": round(worst * 1000, 4),
+                                "missed_frames": event[5] if len(event) > 5 else 0})
             elif event[0] == "error":
                 self.message = f"sender: {event[2]}"
             elif event[0] in ("lost", "reconnected"):

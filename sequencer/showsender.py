@@ -3,9 +3,9 @@
 A live show does not know its start times in advance (the operator's GO). ``ShowSender`` runs a
 child process with absolute deadlines on ``time.perf_counter()`` (CLOCK_MONOTONIC, shared by all
 processes): it sleeps in ``select`` on the control pipe until a little before each deadline,
-then spins (with ``sched_yield`` before a frame-accurate JACK output, whose callback in the same
-process needs the GIL); GC is frozen and disabled; SIGINT/SIGTERM or any exception panic the
-port. The parent can:
+then spins (with ``sched_yield`` when the output's audio callback, JACK or pyo, runs in the
+same process and needs the GIL); GC is frozen and disabled; SIGINT/SIGTERM or any exception
+panic the port. The parent can:
 
 - ``load(key, times, messages, loop_s=None)``: hand over a cue's schedule (cue-relative seconds)
   ahead of time, at standby, in small chunks so that no single command takes long to read;
@@ -28,13 +28,14 @@ A cue with ``loop_s`` starts over every ``loop_s`` seconds until ended. When a c
 uses them, so the next cue starts from the state a MIDI file assumes.
 
 With ``record=True`` each "ended" event carries the cue's (index, deadline, sent) of every
-message sent (tests); otherwise an empty tuple.
+message sent (tests); otherwise an empty tuple. ``missed`` counts the messages a frame-accurate
+output could not put on their frame (handed over too late) since the show began.
 
 Marks: a message ``b""`` in a schedule is not sent; the child reports ``("mark", key, index,
 deadline, t)`` when it passes it (``t`` the time it got there: the 節 of the show log).
 
 Events (child → parent, ``events()``): ("ready",), ("started", key, t), ("mark", …),
-("ended", key, t, (count, p50, p99, max lateness in s), records), ("held", t),
+("ended", key, t, (count, p50, p99, max lateness in s), records, missed), ("held", t),
 ("resumed", t, shift), ("panicked", stage, t), ("closed", t),
 ("error", kind, text).
 """
@@ -71,7 +72,7 @@ REALTIME_PRIORITY = 20  # SCHED_FIFO if allowed (0: none)
 # spin the last 2 ms before a send: wake-ups from select() on this shared VM came up to 2.5 ms
 # late with the 1 ms of sequencer.clock.SPIN_S (p99 send lateness 2.5 ms; 2 ms: see README)
 SPIN_S = 0.002
-YIELD_SPIN_S = 0.002  # before a frame-accurate port's deadline (see _Child._loop)
+YIELD_SPIN_S = 0.002  # before a deadline, when the port's callback needs the GIL (_loop)
 
 
 class ScheduleError(UserError):
@@ -244,16 +245,17 @@ class _Child(SendingChild):
                  late[-1]) if late else (0, 0.0, 0.0, 0.0)
         cue.late = []
         sent, cue.sent = tuple(cue.sent), []
-        self.outbox.append(("ended", cue.key, now, stats, sent))
+        missed = int(getattr(self.port, "late", 0))  # a frame-accurate port's late messages
+        self.outbox.append(("ended", cue.key, now, stats, sent, missed))
 
     # the loop ------------------------------------------------------------------------------
     def _loop(self) -> bool:
         perf = time.perf_counter
         port: OutputPort = self.port
-        # a frame-accurate port (JACK) puts each message on its deadline's frame, so lateness
-        # here only eats into its latency; the last stretch is spun with sched_yield, which
-        # lets go of the GIL at every turn (JACK's callback in this process needs it)
-        yielding = port.frame_accurate
+        # a port with an audio callback in this process (JACK through ctypes, pyo) needs the
+        # GIL once a period: the last stretch is spun with sched_yield, which lets go of it at
+        # every turn (a frame-accurate port also absorbs any lateness into its latency)
+        yielding = port.callback_needs_gil
         spin = YIELD_SPIN_S if yielding else SPIN_S
         sched_yield = os.sched_yield
         last_maintain = perf()

@@ -1,5 +1,6 @@
 """A JACK audio recorder for the tests: two audio inputs, every period copied out in JACK's
-thread (ctypes on libjack, like ``instruments.jackmidi``)."""
+thread (ctypes on libjack, like ``instruments.jackmidi``) with its first frame, so that a period
+the recorder missed (an xrun on a busy machine) is silence in its place, not a jump in time."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ class JackRecorder(ActiveClient):
         self.channels = channels
         self.ports: list[int] = []
         self.port_names: list[str] = []
-        self.blocks: list[np.ndarray] = []
+        self.blocks: list[tuple[int, np.ndarray]] = []
         self.rate = 0
 
     def open(self) -> JackRecorder:
@@ -41,7 +42,21 @@ class JackRecorder(ActiveClient):
         blocks = list(self.blocks)
         if not blocks:
             return np.zeros((0, self.channels), dtype=np.float32)
-        return np.concatenate(blocks, axis=0)
+        first = blocks[0][0]
+        end = max((frame - first) % 2**32 + len(block) for frame, block in blocks)
+        out = np.zeros((end, self.channels), dtype=np.float32)
+        for frame, block in blocks:
+            at = (frame - first) % 2**32
+            out[at:at + len(block)] = block
+        return out
+
+    @property
+    def missed_frames(self) -> int:
+        """Frames between the first and the last period that no period brought."""
+        blocks = list(self.blocks)
+        if not blocks:
+            return 0
+        return len(self.audio()) - sum(len(b) for _, b in blocks)
 
     def _process(self, nframes: int, _arg: object) -> int:
         try:
@@ -51,7 +66,7 @@ class JackRecorder(ActiveClient):
                 ptr = ctypes.cast(lib.jack_port_get_buffer(port, nframes),
                                   ctypes.POINTER(ctypes.c_float))
                 block[:, i] = np.ctypeslib.as_array(ptr, shape=(nframes,))
-            self.blocks.append(block)
+            self.blocks.append((lib.jack_last_frame_time(self._client), block))
         except Exception:  # noqa: BLE001 - nothing may escape into JACK's thread
             return 0
         return 0

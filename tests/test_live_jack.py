@@ -90,6 +90,7 @@ def test_live_she_jie_is_the_file_in_order_and_time(she_jie_run, jack) -> None:
     sent = [json.loads(x) for x in log.read_text(encoding="utf-8").splitlines()
             if '"event": "sent"' in x]
     assert sent and all(r["late_max_ms"] <= handover_ms for r in sent), sent
+    assert all(r["missed_frames"] == 0 for r in sent), sent  # every message on its frame
 
 
 def test_check_holds_on_the_live_log(she_jie_run) -> None:
@@ -301,6 +302,7 @@ def test_releases_marked_live_are_judged(jack, tmp_path: Path) -> None:
 
 # ── the pyo output: the built-in voices live, recorded from JACK ────────────────────────────────
 
+@timing_flaky
 def test_pyo_output_plays_the_offline_voices_in_time(jack, tmp_path: Path) -> None:
     """`--output pyo:jack:CLIENT` plays the 射節 on the built-in voices; recorded from JACK, it
     keeps 間若一 (`check` passes on the recording) and its onsets fall where the offline
@@ -318,8 +320,11 @@ def test_pyo_output_plays_the_offline_voices_in_time(jack, tmp_path: Path) -> No
         out, err = proc.communicate(timeout=120)
         time.sleep(0.3)
         live = rec.audio()
+        missed = rec.missed_frames
     finally:
         rec.close()
+    # periods the recorder missed (an xrun on this busy machine) are silence in their place
+    assert missed < 0.01 * len(live), f"the recorder missed {missed} frames"
     assert proc.returncode == 0, out + err
     assert "Traceback" not in err
     peak = float(np.abs(live).max())

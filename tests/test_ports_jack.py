@@ -101,7 +101,8 @@ def timing_errors_ms(scheduled: list[float], received: list[float]) -> list[floa
 # arrival; every message, in order). See README: known limitations.
 timing_flaky = pytest.mark.flaky(
     reruns=2, only_rerun=["timing error", "reception error", "At index", "Left contains",
-                          "Right contains", "late_max_ms", "lateness", "hand-over"])
+                          "Right contains", "late_max_ms", "lateness", "hand-over",
+                          "the timing does not hold", "recorder missed"])
 
 
 def test_list_ports_and_unknown_destination(receiver: Receiver) -> None:
