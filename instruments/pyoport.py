@@ -13,8 +13,10 @@ courtyard with the offline mixer's pan law and headroom. A note with no table of
 the show did not announce) plays the nearest table of its instrument transposed, as a sampler
 would. Struck and plucked voices ring out as the offline ones do (a note-off does not damp a
 bell); sustained voices (笙 和 管 歌) are rendered as long as the show's longest such note and end
-with their release time when the note-off comes. The offline look-ahead limiter becomes a
-compressor (−2 dB threshold, 30:1, 5 ms look-ahead) and a clip at 0.98.
+with their release time when the note-off comes. At the end of a show what still rings dies
+away (up to 1.2 s, then a 150 ms fade); a panic's CC 120/123 stops every voice in 20 ms. The
+offline look-ahead limiter becomes a compressor (−2 dB threshold, 30:1, 5 ms look-ahead) and a
+clip at 0.98.
 
 Specs: ``pyo`` (JACK when a JACK server runs, else PortAudio's default device),
 ``pyo:jack`` or ``pyo:portaudio`` (that backend), ``pyo:jack:CLIENT`` (JACK, connected to the
@@ -47,6 +49,8 @@ PITCH_BEND = 0xE0
 DEFAULT_BEND_RANGE = 2  # semitones, until an RPN 0 says otherwise (yuezheng's files send ±2)
 SUSTAIN_MARGIN_S = 0.5  # sustained tables run this much (and 25 %) past the longest note
 PANIC_FADE_S = 0.02
+RING_OUT_S = 1.2  # at the end of a show, what still rings may (ShowSender.close waits 3 s)
+RING_OUT_FADE_S = 0.15
 
 
 @dataclass(frozen=True)
@@ -356,21 +360,26 @@ class PyoOutput(OutputPort):
         h = 10.0 ** (HEADROOM_DB / 20.0)
         return left * h, right * h
 
-    # panic and closing -------------------------------------------------------------------------
-    def release_notes(self) -> int:
-        count = super().release_notes()
-        with self._lock:
-            for vid in list(self._voices):
-                self._stop_voice(vid, PANIC_FADE_S)
-        return count
+    # closing ------------------------------------------------------------------------------------
+    # release_notes() (panic stage one, a hold, the end of a show) sends note-offs as for any
+    # synth: sustained voices release, struck ones ring on; stage two's CC 120/123 stops them.
 
     def _close(self) -> None:
+        """Let what still rings die away (at most ``RING_OUT_S``, then a short fade), then stop
+        the server. After a panic nothing rings, so an abnormal end is silent at once."""
         server, self._server = self._server, None
         if server is None:
             return
+        deadline = time.perf_counter() + RING_OUT_S
+        while time.perf_counter() < deadline:
+            self._prune()
+            if not self._voices:
+                break
+            time.sleep(0.02)
         for vid in list(self._voices):
-            self._stop_voice(vid, PANIC_FADE_S)
-        time.sleep(PANIC_FADE_S + 0.03)
+            self._stop_voice(vid, RING_OUT_FADE_S)
+        if self._voices:
+            time.sleep(RING_OUT_FADE_S + 0.03)
         self._voices.clear()
         self._chain.clear()
         server.stop()

@@ -422,7 +422,7 @@ class ShowSender(ChildHandle):
     def fileno(self) -> int | None:
         return None if self._ctrl is None else self._ctrl.fileno()
 
-    def close(self, timeout: float = 2.0, *, panic: bool = False) -> None:
+    def close(self, timeout: float = 3.0, *, panic: bool = False) -> None:
         """End the process: every cue ends with note-offs (``panic``: both panic stages first),
         then the port closes. Escalates to SIGTERM (the child panics) and SIGKILL."""
         proc = self._proc

@@ -34,14 +34,14 @@ def _live(*args: str) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True)
 
 
-def _file_messages(*args: str) -> list[tuple[float, bytes]]:
+def _file_messages(*args: str, jie_seconds: str = "1") -> list[tuple[float, bytes]]:
     """The channel messages of `yuezheng midi` for the same selection, read back with mido."""
     from cues.sheet import load_rite
     from instruments.smf import build_midi_bytes
     from sequencer.compiler import compile_rite, make_settings, select_cues
 
     rite = select_cues(load_rite("xiang-she", ()), *args)
-    timeline = compile_rite(rite, make_settings(rite.settings, {"jie_seconds": "1"}))
+    timeline = compile_rite(rite, make_settings(rite.settings, {"jie_seconds": jie_seconds}))
     mf = mido.MidiFile(file=io.BytesIO(build_midi_bytes(timeline)))
     t = 0.0
     out = []
@@ -304,14 +304,15 @@ def test_releases_marked_live_are_judged(jack, tmp_path: Path) -> None:
 
 @timing_flaky
 def test_pyo_output_plays_the_offline_voices_in_time(jack, tmp_path: Path) -> None:
-    """`--output pyo:jack:CLIENT` plays the 射節 on the built-in voices; recorded from JACK, it
-    keeps 間若一 (`check` passes on the recording) and its onsets fall where the offline
-    render's do."""
+    """`--output pyo:jack:CLIENT` plays the 射節 on the built-in voices; recorded from JACK, the
+    file's drum strokes are heard, they keep 間若一 (the `check` grid test on them), and the
+    level is the offline render's."""
     import numpy as np
     import soundfile as sf
     from jack_audio import JackRecorder
 
     from sequencer.onsets import detect_onsets
+    from sequencer.tempo_check import check_grid, merge_onsets
 
     rec = JackRecorder(f"yzrec{os.getpid()}").open()
     try:
@@ -329,37 +330,43 @@ def test_pyo_output_plays_the_offline_voices_in_time(jack, tmp_path: Path) -> No
     assert "Traceback" not in err
     peak = float(np.abs(live).max())
     assert 0.02 < peak <= 0.98 + 1e-6, peak  # it sounds, and the clip holds
-    # the offline render of the same cue
+    # the drum strokes of the file (channel 10), each found in the recording: a live recording
+    # on this VM has a few dropouts (JACK xruns: Python clients share two cores), each an extra
+    # onset, so the strokes are matched to the file rather than every onset taken as a 節
+    messages = _file_messages("she-jie", "she-jie", jie_seconds="1.5")
+    strokes = merge_onsets([t for t, m in messages if m[0] == 0x99 and m[2] > 0])
+    assert len(strokes) >= 100
+    heard = np.array(detect_onsets(live.mean(axis=1), rec.rate))
+    assert heard.size
+
+    def matches(offset: float) -> list[tuple[int, float]]:
+        found = []
+        for i, t in enumerate(strokes):
+            j = int(np.argmin(np.abs(heard - (t + offset))))
+            if abs(heard[j] - (t + offset)) < 0.03:
+                found.append((i, float(heard[j])))
+        return found
+
+    coarse = max((heard[0] - t for t in (strokes[0], messages[0][0])),
+                 key=lambda o: len(matches(o)))
+    matched = matches(coarse)
+    assert len(matched) >= 0.95 * len(strokes), f"{len(matched)} of {len(strokes)} strokes heard"
+    # 間若一 on the recording: pyo starts a voice at the start of its next block, a JACK period
+    # (5.33 ms) here, so the strokes move by up to a period around the grid, on top of the
+    # detector's own error: 10 ms plus a period rather than the 10 ms of an offline render
+    frames, _ = jack
+    report = check_grid([t for _, t in matched], 10.0 + 1000 * frames / rec.rate,
+                        "live pyo strokes", indices=[i for i, _ in matched])
+    assert report.ok, report
+    assert abs(report.mean_interval_s - 0.375) < 1e-3
+    # the offline render of the same cue, for the loudness
     offline_wav = tmp_path / "offline.wav"
     render = subprocess.run([sys.executable, str(ROOT / "cli.py"), "render", "xiang-she",
                              "--from", "she-jie", "--until", "she-jie", "--jie-seconds", "1.5",
                              "-o", str(offline_wav)], cwd=ROOT, capture_output=True, text=True,
                             timeout=120)
     assert render.returncode == 0, render.stderr
-    offline, rate = sf.read(str(offline_wav), dtype="float32")
-    a = detect_onsets(live.mean(axis=1), rec.rate)
-    b = detect_onsets(offline.mean(axis=1), rate)
-    assert len(b) >= 30 and a
-    # the recording from the first stroke to the end of the cue's last (the show's close,
-    # which cuts the bells' ring, is not part of the 射節)
-    first = int(a[0] * rec.rate) - rec.rate // 10
-    last = int((a[0] + b[-1] - b[0] + 0.2) * rec.rate)
-    live_wav = tmp_path / "live.wav"
-    sf.write(str(live_wav), live[max(0, first):last], rec.rate, subtype="FLOAT")
-    # pyo starts a voice at the start of its next block: a JACK period (5.33 ms) here, so the
-    # strokes move by up to a period around the grid, on top of the detector's own error;
-    # hence 10 ms plus a period rather than the 10 ms of an offline render
-    frames, _ = jack
-    tolerance_ms = 10.0 + 1000 * frames / rec.rate
-    check = subprocess.run([sys.executable, str(ROOT / "cli.py"), "check", str(live_wav),
-                            "--tolerance-ms", f"{tolerance_ms:.2f}"],
-                           cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert check.returncode == 0, check.stdout + check.stderr
-    # the onsets fall where the offline render's do, once aligned on the first
-    a = [t - a[0] for t in a]
-    b = [t - b[0] for t in b]
-    near = [min(abs(t - u) for u in a) for t in b]
-    assert sorted(near)[int(0.9 * len(near))] < 0.015, near  # 90 % within 15 ms
+    offline, _ = sf.read(str(offline_wav), dtype="float32")
     # and about as loud (placement and headroom as offline)
     rms = [float(np.sqrt(np.mean(np.square(x)))) for x in (live, offline)]
     assert abs(20 * np.log10(rms[0] / rms[1])) < 3.0, rms
