@@ -349,7 +349,18 @@ def test_pyo_output_plays_the_offline_voices_in_time(jack, tmp_path: Path) -> No
 
     coarse = max((heard[0] - t for t in (strokes[0], messages[0][0])),
                  key=lambda o: len(matches(o)))
-    matched = matches(coarse)
+    # a dropout is a run of exact zeros inside the sound (pyo's client missed its period):
+    # strokes within 30 ms of one are left out, and there may be few of them
+    mono = live.mean(axis=1)
+    silent = np.flatnonzero(mono == 0.0)
+    runs = np.split(silent, np.flatnonzero(np.diff(silent) > 1) + 1) if silent.size else []
+    start_s, end_s = heard[0] - 0.05, heard[-1]
+    dropouts = [r[0] / rec.rate for r in runs
+                if len(r) >= 64 and start_s < r[0] / rec.rate < end_s]
+    spoiled = {i for i, t in enumerate(strokes)
+               if any(abs(t + coarse - d) < 0.03 for d in dropouts)}
+    assert len(spoiled) <= 0.05 * len(strokes), f"{len(dropouts)} dropouts in the recording"
+    matched = [(i, t) for i, t in matches(coarse) if i not in spoiled]
     assert len(matched) >= 0.95 * len(strokes), f"{len(matched)} of {len(strokes)} strokes heard"
     # 間若一 on the recording: pyo starts a voice at the start of its next block, a JACK period
     # (5.33 ms) here, so the strokes move by up to a period around the grid, on top of the
@@ -357,7 +368,7 @@ def test_pyo_output_plays_the_offline_voices_in_time(jack, tmp_path: Path) -> No
     frames, _ = jack
     report = check_grid([t for _, t in matched], 10.0 + 1000 * frames / rec.rate,
                         "live pyo strokes", indices=[i for i, _ in matched])
-    assert report.ok, report
+    assert report.ok, f"the timing does not hold: {report}"
     assert abs(report.mean_interval_s - 0.375) < 1e-3
     # the offline render of the same cue, for the loudness
     offline_wav = tmp_path / "offline.wav"
