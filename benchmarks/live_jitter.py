@@ -116,8 +116,8 @@ def _schedule(n: int, interval: float) -> list[tuple[float, bytes]]:
 
 
 def run_yuezheng(n: int, interval: float, realtime: int
-                 ) -> tuple[list[float], float, tuple[Any, ...], bool]:
-    """(deadlines, output latency, handover stats (count, p50, p99, max s), SCHED_FIFO)."""
+                 ) -> tuple[list[float], tuple[Any, ...], bool]:
+    """(deadlines, handover stats (count, p50, p99, max s), SCHED_FIFO)."""
     schedule = _schedule(n, interval)
     times = [t for t, _ in schedule]
     messages = [m for _, m in schedule]
@@ -128,8 +128,7 @@ def run_yuezheng(n: int, interval: float, realtime: int
         sender.go("bench", t0)
         ended = sender._wait_event(("ended",), n * interval + 10)
         assert ended is not None, "the cue did not end"
-    frames, rate = jack_period()
-    return [t0 + t for t in times], LATENCY_PERIODS * frames / rate, ended[3], got_rt
+    return [t0 + t for t in times], ended[3], got_rt
 
 
 def run_deadline_sleep(n: int, interval: float) -> tuple[list[float], list[float], float]:
@@ -227,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
                 for key, prio in (("yuezheng", args.realtime), ("yuezheng_no_rt", 0)):
                     if key == "yuezheng_no_rt" and not args.realtime:
                         continue
-                    deadlines, latency, handover, got_rt = run_yuezheng(n, interval, prio)
+                    deadlines, handover, got_rt = run_yuezheng(n, interval, prio)
+                    latency = LATENCY_PERIODS * frames / rate
                     rx = _rx(rx_parent, deadlines, latency)
                     row: dict[str, Any] = _stats(rx) if rx else {"n": 0, "lost": True}
                     row["latency_ms"] = round(latency * 1000, 3)

@@ -39,6 +39,11 @@ _MIDI_TYPE = b"8 bit raw midi"
 _PROCESS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint32, ctypes.c_void_p)
 
 
+class _MidiEvent(ctypes.Structure):
+    _fields_ = [("time", ctypes.c_uint32), ("size", ctypes.c_size_t),
+                ("buffer", ctypes.c_void_p)]
+
+
 def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
     if getattr(lib, "_yz_midi_bound", False):
         return lib
@@ -66,6 +71,9 @@ def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
     lib.jack_get_time.argtypes = []
     lib.jack_last_frame_time.restype = ctypes.c_uint32
     lib.jack_last_frame_time.argtypes = [ctypes.c_void_p]
+    lib.jack_midi_event_get.restype = ctypes.c_int
+    lib.jack_midi_event_get.argtypes = [ctypes.POINTER(_MidiEvent), ctypes.c_void_p,
+                                        ctypes.c_uint32]
     lib._yz_midi_bound = True
     return lib
 
@@ -232,7 +240,6 @@ class JackMidiInput(ActiveClient):
 
     def open(self) -> JackMidiInput:
         super().open()
-        _bind_input(_bind(self._load()))
         self._port, self.own_name = self._register(self.port_name, _MIDI_TYPE,
                                                    _JACK_PORT_IS_INPUT)
         self.rate = self.period()[1]
@@ -258,17 +265,6 @@ class JackMidiInput(ActiveClient):
         except Exception:  # noqa: BLE001 - nothing may escape into JACK's thread
             return 0
         return 0
-
-
-class _MidiEvent(ctypes.Structure):
-    _fields_ = [("time", ctypes.c_uint32), ("size", ctypes.c_size_t),
-                ("buffer", ctypes.c_void_p)]
-
-
-def _bind_input(lib: ctypes.CDLL) -> None:
-    lib.jack_midi_event_get.restype = ctypes.c_int
-    lib.jack_midi_event_get.argtypes = [ctypes.POINTER(_MidiEvent), ctypes.c_void_p,
-                                        ctypes.c_uint32]
 
 
 class JackOutput(RtMidiOutput):

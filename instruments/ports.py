@@ -343,7 +343,7 @@ class JackWatch:
                                       ctypes.byref(status))
         if not client:
             raise PortError("the JACK server is not running (start it with .ci/jack.sh, or "
-                            "`jackd -d dummy -r 48000 -p 64 &` then `jack_wait -w`)")
+                            "`jackd -d dummy -r 48000 -p 256 &` then `jack_wait -w`)")
         self._client = client
         return self
 
@@ -369,15 +369,15 @@ class JackWatch:
         self._load().jack_free(ctypes.cast(ptr, ctypes.c_void_p))
         return out
 
-    def midi_ports(self, *, inputs: bool) -> list[str]:
+    def _ports(self, kind: bytes, inputs: bool) -> list[str]:
         flags = _JACK_PORT_IS_INPUT if inputs else _JACK_PORT_IS_OUTPUT
-        return self._strings(self._load().jack_get_ports(self._client, None, _JACK_MIDI_TYPE,
-                                                          flags))
+        return self._strings(self._load().jack_get_ports(self._client, None, kind, flags))
+
+    def midi_ports(self, *, inputs: bool) -> list[str]:
+        return self._ports(_JACK_MIDI_TYPE, inputs)
 
     def audio_ports(self, *, inputs: bool) -> list[str]:
-        flags = _JACK_PORT_IS_INPUT if inputs else _JACK_PORT_IS_OUTPUT
-        return self._strings(self._load().jack_get_ports(self._client, None, _JACK_AUDIO_TYPE,
-                                                          flags))
+        return self._ports(_JACK_AUDIO_TYPE, inputs)
 
     def connections(self, port_name: str) -> list[str]:
         lib = self._load()

@@ -113,7 +113,6 @@ class PyoOutput(OutputPort):
         self._server: Any = None
         self._chain: list[Any] = []
         self._tables: dict[str, list[tuple[float | None, int, Any, int]]] = {}
-        self._connect_to: list[str] = []
         self._voices: dict[int, tuple[float, tuple[int, int], Any, Any, Any]] = {}
         self._by_note: dict[tuple[int, int], list[int]] = {}
         self._next_voice = 0
@@ -128,13 +127,23 @@ class PyoOutput(OutputPort):
             from instruments.ports import jack_running  # noqa: PLC0415
 
             backend = "jack" if jack_running() else "portaudio"
-        if backend == "jack":
-            from instruments.ports import jack_period  # noqa: PLC0415
+        watch = None
+        if backend == "jack":  # one JACK client looks and connects for the whole opening
+            from instruments.ports import JackWatch  # noqa: PLC0415
 
             try:
-                self.sample_rate = jack_period()[1]
+                watch = JackWatch(f"{self.client_name}-look").open()
             except (OSError, PortError) as exc:
                 raise PortError(f"output {self.spec}: the JACK server is not running") from exc
+        try:
+            self._open_server(backend, watch)
+        finally:
+            if watch is not None:
+                watch.close()
+
+    def _open_server(self, backend: str, watch: Any) -> None:
+        if watch is not None:
+            self.sample_rate = watch.period()[1]
         os.environ.setdefault("PYO_GUI_WX", "0")
         import pyo  # noqa: PLC0415 - only when the output opens
 
@@ -142,43 +151,42 @@ class PyoOutput(OutputPort):
         if backend == "portaudio" and pyo.pa_get_default_output() < 0:
             raise PortError(f"output {self.spec}: PortAudio finds no audio output device on "
                             "this machine; start a JACK server and use pyo:jack")
+        inputs = self._jack_audio_inputs(watch, self.target) if self.target else []
         arrays = self._render_tables()
         server = pyo.Server(sr=self.sample_rate, nchnls=2, duplex=0, audio=backend,
                             jackname=self.client_name, buffersize=256)
         server.setVerbosity(1)
         server.deactivateMidi()
-        if backend == "jack" and self.target:
-            inputs = self._jack_audio_inputs(self.target)
+        if inputs:
             server.setJackAuto(False, False)
             self.destination = ", ".join(inputs)
-            self._connect_to = inputs
-        before = self._jack_outputs() if backend == "jack" else set()
+        before = set(watch.audio_ports(inputs=False)) if watch is not None else set()
         server.boot()
         if not server.getIsBooted():
             raise PortError(f"output {self.spec}: pyo could not start its {backend} audio "
                             "server (no audio device?)")
         server.start()
         try:
-            self._start(pyo, server, backend, before, arrays)
+            self._server = server
+            self.own_name = f"{self.client_name} ({backend})"
+            if watch is not None:
+                # pyo's JACK client is renamed (…-01) when the name is taken: find its ports
+                # by what appeared
+                mine = sorted(set(watch.audio_ports(inputs=False)) - before)
+                if mine:
+                    self.own_name = ", ".join(mine)
+                if inputs:
+                    self._connect_jack(watch, mine, inputs)
+            self._start(pyo, arrays)
         except BaseException:
             self._server = None
             server.stop()
             server.shutdown()
             raise
 
-    def _start(self, pyo: Any, server: Any, backend: str, before: set[str],
-               arrays: dict[str, list[tuple[float | None, int, Any, int]]]) -> None:
-        """Connect the running server, load the tables, build the master chain."""
-        self._server = server
-        self.own_name = f"{self.client_name} ({backend})"
-        if backend == "jack":
-            # pyo's JACK client is renamed (…-01) when the name is taken: find its ports by
-            # what appeared
-            mine = sorted(self._jack_outputs() - before)
-            if mine:
-                self.own_name = ", ".join(mine)
-            if self._connect_to:
-                self._connect_jack(mine, self._connect_to)
+    def _start(self, pyo: Any, arrays: dict[str, list[tuple[float | None, int, Any, int]]]
+               ) -> None:
+        """Load the tables and build the master chain on the running server."""
         for name, entries in arrays.items():
             for hz, velocity, arr, _length in entries:
                 table = pyo.DataTable(size=max(1, arr.size))
@@ -220,11 +228,8 @@ class PyoOutput(OutputPort):
             out.setdefault(name, []).append((hz, velocity, arr, arr.size))
         return out
 
-    def _jack_audio_inputs(self, client: str) -> list[str]:
-        from instruments.ports import JackWatch  # noqa: PLC0415
-
-        with JackWatch(f"{self.client_name}-look") as watch:
-            names = watch.audio_ports(inputs=True)
+    def _jack_audio_inputs(self, watch: Any, client: str) -> list[str]:
+        names = watch.audio_ports(inputs=True)
         mine = [n for n in names if n.split(":", 1)[0] == client]
         if not mine:
             listing = ", ".join(sorted({n.split(':', 1)[0] for n in names})) or "none"
@@ -232,22 +237,12 @@ class PyoOutput(OutputPort):
                             f"clients with audio inputs: {listing}")
         return mine[:2] if len(mine) >= 2 else mine * 2
 
-    def _jack_outputs(self) -> set[str]:
-        from instruments.ports import JackWatch  # noqa: PLC0415
-
-        with JackWatch(f"{self.client_name}-look") as watch:
-            return set(watch.audio_ports(inputs=False))
-
-    def _connect_jack(self, mine: list[str], inputs: list[str]) -> None:
-        from instruments.ports import JackWatch  # noqa: PLC0415
-
+    def _connect_jack(self, watch: Any, mine: list[str], inputs: list[str]) -> None:
         if len(mine) < 2:
             raise PortError(f"output {self.spec}: pyo's JACK outputs did not appear")
-        with JackWatch(f"{self.client_name}-link") as watch:
-            for src, dst in zip(mine[:2], inputs, strict=True):
-                if not watch.connect(src, dst):
-                    raise PortError(f"output {self.spec}: JACK refused to connect {src} to "
-                                    f"{dst}")
+        for src, dst in zip(mine[:2], inputs, strict=True):
+            if not watch.connect(src, dst):
+                raise PortError(f"output {self.spec}: JACK refused to connect {src} to {dst}")
 
     # MIDI in -----------------------------------------------------------------------------------
     def _send(self, data: bytes) -> None:

@@ -116,7 +116,7 @@ class SendingChild:
     """Runs in a sending process: the control pipe, signals, the port's life."""
 
     #: the command read when the parent's end of the control pipe is gone
-    eof_command: tuple[str, ...] = ("stop",)
+    eof_command: tuple[str, ...] = ("quit",)
 
     def __init__(self, ctrl: Connection, spec: str, client_name: str, port_name: str,
                  realtime: int = 0, options: dict[str, Any] | None = None) -> None:

@@ -137,8 +137,6 @@ class _Cue:
 
 
 class _Child(SendingChild):
-    eof_command = ("quit",)
-
     def __init__(self, spec: str, client_name: str, port_name: str, ctrl: Connection,
                  realtime: int = 0, options: dict[str, Any] | None = None,
                  record: bool = False) -> None:

@@ -43,8 +43,7 @@ class JackRecorder(ActiveClient):
         if not blocks:
             return np.zeros((0, self.channels), dtype=np.float32)
         first = blocks[0][0]
-        end = max((frame - first) % 2**32 + len(block) for frame, block in blocks)
-        out = np.zeros((end, self.channels), dtype=np.float32)
+        out = np.zeros((_end(blocks), self.channels), dtype=np.float32)
         for frame, block in blocks:
             at = (frame - first) % 2**32
             out[at:at + len(block)] = block
@@ -56,7 +55,7 @@ class JackRecorder(ActiveClient):
         blocks = list(self.blocks)
         if not blocks:
             return 0
-        return len(self.audio()) - sum(len(b) for _, b in blocks)
+        return _end(blocks) - len({frame for frame, _ in blocks}) * len(blocks[0][1])
 
     def _process(self, nframes: int, _arg: object) -> int:
         try:
@@ -70,3 +69,10 @@ class JackRecorder(ActiveClient):
         except Exception:  # noqa: BLE001 - nothing may escape into JACK's thread
             return 0
         return 0
+
+
+def _end(blocks: list[tuple[int, np.ndarray]]) -> int:
+    """Frames from the first period's first frame to the last period's end (the frame counter
+    wraps at 2³²)."""
+    first = blocks[0][0]
+    return max((frame - first) % 2**32 + len(block) for frame, block in blocks)
