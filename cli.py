@@ -242,8 +242,8 @@ def _register_midi(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_midi(args: argparse.Namespace) -> int:
-    from instruments.smf import write_midi
     from sequencer.compiler import compile_rite
+    from sequencer.smf import write_midi
 
     rite, settings = _load(args)
     timeline = compile_rite(rite, settings)
@@ -393,7 +393,7 @@ def _register_instruments(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_instruments(args: argparse.Namespace) -> int:
-    from instruments.catalog import CATALOG
+    from cues.catalog import CATALOG
     from instruments.voices import describe
 
     rows = []
@@ -470,8 +470,8 @@ def _register_render(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    from instruments.render import render_fluidsynth, render_timeline
     from sequencer.compiler import compile_rite
+    from sequencer.render import render_fluidsynth, render_timeline
 
     rite, settings = _load(args)
     timeline = compile_rite(rite, settings)

@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import mido  # noqa: E402
 
 from cues.sheet import BUILTIN_RITES, load_rite  # noqa: E402
-from instruments.smf import build_midi_bytes  # noqa: E402
 from sequencer.compiler import compile_rite, make_settings  # noqa: E402
+from sequencer.smf import build_midi_bytes  # noqa: E402
 
 
 def _median_ms(fn, repeat: int) -> float:

@@ -28,8 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from cues.catalog import GM_PERCUSSION_CHANNEL, get_instrument  # noqa: E402
 from instruments import voices  # noqa: E402
-from instruments.catalog import GM_PERCUSSION_CHANNEL, get_instrument  # noqa: E402
 from instruments.mixer import RenderNote, write_audio  # noqa: E402
 
 SOUNDFONT = Path("/usr/share/sounds/sf2/FluidR3_GM.sf2")

@@ -27,7 +27,9 @@ from types import MappingProxyType
 from typing import Any
 
 from cues import repertoire
+from cues.catalog import canonical_instrument, instrument_names
 from cues.errors import SheetError, SheetErrors, UserError
+from cues.layouts import standard_hang
 from cues.model import (
     BY_BELLS,
     BY_GUAN,
@@ -53,8 +55,6 @@ from cues.model import (
     Variant,
 )
 from cues.sources import quote_found, source_files
-from instruments.catalog import canonical_instrument, instrument_names
-from instruments.layouts import standard_hang
 
 MAX_COUNT = 128
 ARROWS = 4  # 乘矢: each archer shoots four arrows, one 拾 per 節

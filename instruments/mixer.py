@@ -493,7 +493,7 @@ def audition_notes(
     (``pitch_hz(semitones above 黃鍾)`` gives the frequencies, e.g. ``Tuning.hz``; default
     equal temperament on ``huangzhong_hz``), five strokes for drums, three shakes for the 鼗;
     placed 5 m in front of the listener."""
-    from instruments.catalog import CATALOG, canonical_instrument  # noqa: PLC0415
+    from cues.catalog import CATALOG, canonical_instrument  # noqa: PLC0415
 
     canon = canonical_instrument(instrument)
     if canon is None:

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from instruments.catalog import CATALOG, GM_PERCUSSION_CHANNEL
+from cues.catalog import CATALOG, GM_PERCUSSION_CHANNEL
 from instruments.ports import (
     CC_ALL_NOTES_OFF,
     CC_ALL_SOUND_OFF,

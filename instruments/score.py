@@ -143,7 +143,7 @@ class _Builder:
     def __post_init__(self) -> None:
         from music21 import instrument, stream
 
-        from instruments.catalog import get_instrument
+        from cues.catalog import get_instrument
 
         self.voice = stream.Part(id="voice")
         self.voice.partName = "歌 (voice)"

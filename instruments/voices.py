@@ -37,8 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from cues.catalog import CATALOG, canonical_instrument
 from cues.errors import UserError
-from instruments.catalog import CATALOG, canonical_instrument
 
 BELL_INTERVALS: dict[str, float] = {"minor": 6 / 5, "major": 5 / 4}
 """側鼓音 : 正鼓音 ratio of the two-tone bell (pitch_facts.json: usually a minor third)."""

@@ -28,6 +28,7 @@ from dataclasses import dataclass, fields, replace
 from fractions import Fraction
 
 from cues import repertoire
+from cues.catalog import Instrument, get_instrument
 from cues.errors import UserError
 from cues.model import (
     BY_BELLS,
@@ -41,7 +42,6 @@ from cues.model import (
     Rite,
     Trigger,
 )
-from instruments.catalog import Instrument, get_instrument
 from instruments.tuning import DEFAULT_HUANGZHONG_HZ, Tuning, parse_tuning
 from sequencer import drums
 from sequencer.events import CueSpan, Marker, Note, Timeline

@@ -1,7 +1,7 @@
 """Each cue of a compiled Timeline as a live schedule: the messages ``yuezheng midi`` writes for
 that cue, with times in seconds from the cue's start.
 
-The channel messages come from ``instruments.smf.track_events`` — the same function that writes
+The channel messages come from ``sequencer.smf.track_events`` — the same function that writes
 the file's tracks — so a live cue sends exactly the file's messages (program changes, RPN bend
 range, pitch bends before notes, note on/off; meta events are left out) in the file's order:
 merged across tracks by tick, ties in track order, as ``mido.merge_tracks`` reads the file.
@@ -54,7 +54,7 @@ def _seconds(tick: int) -> float:
 
 
 def cue_schedule(timeline: Timeline, span: CueSpan, notes: list[Note]) -> CueSchedule:
-    from instruments.smf import instrument_order, track_events
+    from sequencer.smf import instrument_order, track_events
 
     merged: list[tuple[int, int, int, bytes]] = []
     for track, name in enumerate(instrument_order(notes)):

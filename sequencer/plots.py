@@ -145,7 +145,7 @@ def _bayin(instrument: str | None) -> str:
     """The 八音 of an instrument name ('' when unknown); no instrument means people, 人聲."""
     if instrument is None:
         return "人聲"
-    from instruments.catalog import canonical_instrument, get_instrument
+    from cues.catalog import canonical_instrument, get_instrument
 
     name = canonical_instrument(instrument)
     return get_instrument(name).bayin if name else ""
@@ -177,7 +177,7 @@ def plot_timeline(rite: Rite, timeline: Timeline, path: str | Path, *,
 
 def _lanes(timeline: Timeline) -> list[tuple[str, str]]:
     """(八音, instrument) for every instrument that sounds, in 八音 then catalog order."""
-    from instruments.catalog import CATALOG
+    from cues.catalog import CATALOG
 
     order = {name: i for i, name in enumerate(CATALOG)}
     names = {n.instrument for n in timeline.notes}

@@ -4,8 +4,23 @@ from __future__ import annotations
 
 import pytest
 
-from sequencer.clock import FakeClock
 from sequencer.cuelist import CueInfo, CueList
+
+
+class FakeClock:
+    """Virtual time for exact scheduling tests: waiting moves the clock, nothing sleeps."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        self.t = start
+
+    def now(self) -> float:
+        return self.t
+
+    def wait_until(self, deadline: float) -> None:
+        self.t = max(self.t, deadline)
+
+    def advance(self, seconds: float) -> None:
+        self.t += seconds
 
 
 def _show(**kw) -> CueList:

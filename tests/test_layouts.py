@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from cues.layouts import HANG_SIDES, standard_hang
 from cues.sheet import parse_sheet
 from cues.sources import quote_found
-from instruments.layouts import HANG_SIDES, standard_hang
 
 SHEET = '[rite]\nid = "x"\ntitle = "x"\nhang = "{hang}"\n[[cue]]\nid = "a"\nkind = "停"\nat = "x"\n'
 

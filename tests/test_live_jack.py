@@ -37,8 +37,8 @@ def _live(*args: str) -> subprocess.Popen:
 def _file_messages(*args: str, jie_seconds: str = "1") -> list[tuple[float, bytes]]:
     """The channel messages of `yuezheng midi` for the same selection, read back with mido."""
     from cues.sheet import load_rite
-    from instruments.smf import build_midi_bytes
     from sequencer.compiler import compile_rite, make_settings, select_cues
+    from sequencer.smf import build_midi_bytes
 
     rite = select_cues(load_rite("xiang-she", ()), *args)
     timeline = compile_rite(rite, make_settings(rite.settings, {"jie_seconds": jie_seconds}))

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 import cli
 from cues.sheet import BUILTIN_RITES, load_rite, parse_sheet
-from instruments.smf import build_midi_bytes
 from sequencer.compiler import compile_rite, make_settings
 from sequencer.drums import PATTERNS, strokes
+from sequencer.smf import build_midi_bytes
 from sequencer.timebase import TICKS_PER_SECOND
 
 SOUNDFONT = Path("/usr/share/sounds/sf2/FluidR3_GM.sf2")

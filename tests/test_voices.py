@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cues.catalog import CATALOG
 from cues.errors import UserError
 from instruments import voices
-from instruments.catalog import CATALOG
 
 SR = 48000
 

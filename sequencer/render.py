@@ -17,8 +17,8 @@ from pathlib import Path
 
 from cues.errors import UserError
 from instruments.mixer import AudioReport, Progress, RenderNote, write_audio
-from instruments.smf import write_midi
 from sequencer.events import Timeline
+from sequencer.smf import write_midi
 from sequencer.timebase import seconds
 
 ENGINES = ("yuezheng", "fluidsynth")

@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from instruments.catalog import GM_PERCUSSION_CHANNEL, get_instrument
+from cues.catalog import GM_PERCUSSION_CHANNEL, get_instrument
 from sequencer.compiler import iter_note_pairs
 from sequencer.events import Note, Timeline
 from sequencer.timebase import TICKS_PER_BEAT, US_PER_BEAT
