@@ -68,7 +68,7 @@ def cue_schedule(timeline: Timeline, span: CueSpan, notes: list[Note]) -> CueSch
     jie: list[JieMark] = []
     for marker in timeline.markers:
         if marker.cue == span.cue and marker.kind == "jie":
-            k, n = (int(x) for x in marker.text.split()[1].split("/"))
+            k, n = marker.k, marker.n
             rel = marker.tick - span.start
             cycle = rel // (span.jie * span.jie_ticks) if span.jie and span.jie_ticks else 0
             jie.append(JieMark(_seconds(rel), k, n, cycle))

@@ -5,6 +5,7 @@ Every output — MIDI files, live MIDI, audio, scores, checks — is a view of o
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import NamedTuple
@@ -35,13 +36,41 @@ class Note(NamedTuple):
         return self.tick + self.duration
 
 
+MARKER_CUE = "cue"
+MARKER_JIE = "jie"
+_JIE_TEXT = re.compile(r"^節 (\d+)/(\d+)(?:\s|$)")
+
+
+def jie_text(k: int, n: int) -> str:
+    """The text of the MIDI marker of 節 ``k`` of ``n`` (DESIGN.md: ``節 k/N``)."""
+    return f"節 {k}/{n}"
+
+
+def parse_jie_text(text: str) -> tuple[int, int] | None:
+    """(k, N) of a marker text ``節 k/N`` (anything may follow after a space), else None."""
+    match = _JIE_TEXT.match(text)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
 class Marker(NamedTuple):
-    """A marker: every cue start (text begins with the cue id) and every 節 (``節 k/N``)."""
+    """A marker: every cue start (text begins with the cue id) and every 節 of a 射節.
+
+    ``text`` is what the MIDI file carries; a 節 also has its number ``k`` of ``n`` and its 耦
+    ``cycle`` (0-based) as data, None on a cue marker.
+    """
 
     tick: int
     text: str
     cue: str
-    kind: str  # "cue" or "jie"
+    kind: str  # MARKER_CUE or MARKER_JIE
+    k: int | None = None
+    n: int | None = None
+    cycle: int | None = None
+
+    @classmethod
+    def jie(cls, tick: int, cue: str, k: int, n: int, cycle: int) -> Marker:
+        """The marker of 節 ``k`` of ``n`` in 耦 cycle ``cycle`` of cue ``cue``."""
+        return cls(tick, jie_text(k, n), cue, MARKER_JIE, k, n, cycle)
 
 
 @dataclass(frozen=True)

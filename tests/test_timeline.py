@@ -19,6 +19,7 @@ import cli
 from cues.sheet import BUILTIN_RITES, load_rite, parse_sheet
 from sequencer.compiler import compile_rite, make_settings
 from sequencer.drums import PATTERNS, strokes
+from sequencer.events import parse_jie_text
 from sequencer.smf import build_midi_bytes
 from sequencer.timebase import TICKS_PER_SECOND
 
@@ -79,6 +80,12 @@ def test_jie_are_equal_to_the_tick(song, jie, pairs, tempo, jie_seconds, pattern
     labels = [m.text for m in tl.markers if m.kind == "jie"]
     assert len(ticks) == jie * pairs
     assert labels[:jie] == [f"節 {k}/{jie}" for k in range(1, jie + 1)]
+    # each 節 marker carries its number, count and 耦 cycle as data; a cue marker none of them
+    jie_markers = [m for m in tl.markers if m.kind == "jie"]
+    assert [(m.k, m.n, m.cycle) for m in jie_markers] == [
+        (k, jie, c) for c in range(pairs) for k in range(1, jie + 1)]
+    assert all(parse_jie_text(m.text) == (m.k, m.n) for m in jie_markers)
+    assert all((m.k, m.n, m.cycle) == (None, None, None) for m in tl.markers if m.kind == "cue")
     gaps = {b - a for a, b in zip(ticks, ticks[1:], strict=False)}
     assert gaps == {span.jie_ticks}  # 「間若一」: every interval between 節 the same tick count
     if jie_seconds is not None:
