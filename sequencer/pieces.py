@@ -1,0 +1,145 @@
+"""How the pieces of a cue sound (every cue but a 射節; the rules are in docs/timeline.md).
+
+- A piece whose melody survives (the 風雅十二詩譜) is sung one note per syllable, every stanza,
+  at ``tempo_bpm`` syllables a minute: the 工 sing (歌, with the lyric) and the 瑟 double an
+  octave below; in 合樂 and 無算樂 the 笙 double at pitch and the 和 an octave above, and the
+  磬 strikes the first note of every stanza.  One 終 is one pass through the whole piece.
+- A piece whose melody is lost is never given one.  It is realized as structure only, for
+  ``lost_zhong_seconds`` a 終: the 瑟 pluck a drone on 黃鍾 and 林鍾 (sung pieces), the 笙/和 or
+  管 hold it (笙詩, 新宮), and bell-and-drum pieces (金奏, 陔, 驁, 舞) sound their 節: the 鼗 as
+  the music begins, 朔鼙 then 應鼙 (「先擊朔鼙，應鼙應之」, small before large), the 建鼓, then the
+  bells (鐘, 鑮: 「以鐘鑮播之」) answered by the 磬 (「鼓磬應之」).
+- A piece with a realization file of the user's plays that file's notes.
+- Only the instruments a cue lists are played (a cue listing none plays its kind's defaults).
+"""
+
+from __future__ import annotations
+
+from cues import repertoire
+from cues.model import BY_BELLS, BY_GUAN, BY_SHENG, BY_SINGERS, Cue, PieceRef
+from sequencer.ensemble import Ensemble
+from sequencer.realization import load_realization
+from sequencer.timebase import TICKS_PER_SECOND, to_ticks
+
+DRONE = (0, 7)  # 黃鍾 and 林鍾: the drone of a lost piece (no melody is invented)
+BELL_AND_DRUM_KINDS = ("金奏", "陔", "驁", "舞")
+BELL_AND_DRUM_JIE_TICKS = TICKS_PER_SECOND * 4  # a lost bell-and-drum piece: a 節 every 4 s
+DRUM_STAGGER_TICKS = TICKS_PER_SECOND // 4  # between the drums of one such 節
+DRONE_PLUCK_TICKS = TICKS_PER_SECOND * 2  # the 瑟's drone is plucked every 2 s
+_HELD = (("笙", 0), ("和", 12), ("管", 0))  # the instruments that hold a drone, and their octave
+_REALIZATION_VOICE = {BY_SINGERS: "歌", BY_SHENG: "笙", BY_GUAN: "管", BY_BELLS: "編鐘"}
+
+
+def default_voices(cue: Cue) -> set[str]:
+    """The instruments of a cue that lists none: its kind's defaults."""
+    if cue.kind in BELL_AND_DRUM_KINDS:
+        return {"編鐘", "鑮", "建鼓", "編磬"}
+    if cue.kind == "射節":
+        return {"歌", "瑟", "鼓"}
+    if cue.kind == "笙":
+        return {"笙", "和"}
+    if cue.kind == "管":
+        return {"管"}
+    return {"歌", "瑟"}
+
+
+def played_pieces(cue: Cue) -> list[PieceRef]:
+    """The pieces in the order played: the list repeated when its 終 count is a multiple of it."""
+    pieces = list(cue.pieces)
+    if cue.zhong and pieces and cue.zhong % len(pieces) == 0:
+        return pieces * (cue.zhong // len(pieces))
+    return pieces
+
+
+def play_piece(ens: Ensemble, tick: int, ref: PieceRef, cue: Cue, voices: set[str],
+               first: bool) -> int:
+    """Play one 終 of ``ref`` from ``tick``; returns where it ends."""
+    if ref.realization is not None:
+        return _play_realization(ens, tick, ref, cue)
+    piece = repertoire.get_piece(ref.title) if repertoire.canonical_title(ref.title) else None
+    if piece is not None and not piece.lost and ref.by in (BY_SINGERS, BY_SHENG, BY_GUAN):
+        sung = set(voices)
+        if ref.by == BY_SINGERS and cue.kind not in ("合樂", "無算樂"):
+            sung -= {"笙", "和", "管"}
+        return _melody(ens, tick, piece, cue, sung)
+    length = to_ticks(ens.settings.lost_zhong_seconds)
+    if ref.by == BY_BELLS or cue.kind in BELL_AND_DRUM_KINDS:
+        _bells_and_drums(ens, tick, length, cue, voices, first)
+    else:
+        _drone(ens, tick, length, cue, voices, ref.by)
+    return tick + length
+
+
+def _melody(ens: Ensemble, tick: int, piece: repertoire.Piece, cue: Cue, voices: set[str]) -> int:
+    step = ens.syllable_ticks
+    i = 0
+    for stanza in piece.stanzas:
+        for n, (semi, syllable) in enumerate(zip(stanza.semitones, stanza.lyric, strict=False)):
+            at = tick + int(i * step)
+            length = tick + int((i + 1) * step) - at
+            if "歌" in voices:
+                ens.pitched(at, length, "歌", semi, cue.id, lyric=syllable)
+            if "瑟" in voices:
+                ens.pitched(at, length, "瑟", semi - 12, cue.id)
+            if "笙" in voices:
+                ens.pitched(at, length, "笙", semi, cue.id)
+            if "和" in voices:
+                ens.pitched(at, length, "和", semi + 12, cue.id)
+            if "管" in voices:
+                ens.pitched(at, length, "管", semi, cue.id)
+            if n == 0 and "編磬" in voices:
+                ens.pitched(at, length * 2, "編磬", semi, cue.id)
+            i += 1
+    return tick + int(i * step)
+
+
+def _drone(ens: Ensemble, tick: int, length: int, cue: Cue, voices: set[str], by: str) -> None:
+    if by == BY_SINGERS and "瑟" in voices:
+        pluck = DRONE_PLUCK_TICKS
+        for at in range(tick, tick + length, pluck):
+            for semi in DRONE:
+                ens.pitched(at, min(pluck, tick + length - at), "瑟", semi - 12, cue.id)
+    for inst, octave in _HELD:
+        if inst in voices and (by in (BY_SHENG, BY_GUAN) or cue.kind == "合樂"):
+            for semi in DRONE:
+                ens.pitched(tick, length, inst, semi + octave, cue.id)
+
+
+def _bells_and_drums(ens: Ensemble, tick: int, length: int, cue: Cue, voices: set[str],
+                     first: bool) -> None:
+    """One pass of a bell-and-drum piece whose music is lost: its 節 every 4 s."""
+    jie = BELL_AND_DRUM_JIE_TICKS
+    for j in range(max(1, length // jie)):
+        at = tick + j * jie
+        offset = 0
+        if j == 0 and first and "鼗" in voices:  # 「賓至，搖之以奏樂也」: it starts the music
+            ens.stroke(at, "鼗", cue.id)
+            offset = DRUM_STAGGER_TICKS
+        for small in ("朔鼙", "應鼙", "鼙"):
+            if small in voices:
+                ens.stroke(at + offset, small, cue.id)
+                offset += DRUM_STAGGER_TICKS
+        big = next((d for d in ("建鼓", "鼓") if d in voices), None)
+        if big is not None:
+            ens.stroke(at + offset, big, cue.id)
+            offset += DRUM_STAGGER_TICKS
+        if "編鐘" in voices:
+            ens.pitched(at + offset, jie - offset, "編鐘", 0, cue.id)
+        if "鑮" in voices:
+            ens.pitched(at + offset, jie - offset, "鑮", -12, cue.id)
+        if "編磬" in voices:
+            ens.pitched(at + offset + jie // 2, jie // 2, "編磬", 7, cue.id)
+
+
+def _play_realization(ens: Ensemble, tick: int, ref: PieceRef, cue: Cue) -> int:
+    """A user's own realization file: its notes, played by the piece's performers."""
+    assert ref.realization is not None
+    real = load_realization(ref.realization, ens.settings.tempo_bpm)
+    melodic = _REALIZATION_VOICE[ref.by]
+    drum = next((d for d in ("建鼓", "鼓") if d in {c.name for c in cue.instruments}), "建鼓")
+    for n in real.notes:
+        if n.drum:
+            ens.stroke(tick + n.offset, drum, cue.id, velocity=n.velocity)
+        else:
+            ens.keyed(tick + n.offset, n.length, melodic, n.key, n.velocity, cue.id)
+    return tick + real.length

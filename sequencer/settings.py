@@ -1,0 +1,89 @@
+"""The compiler's settings: every value the timeline depends on, from the sheet's [settings]
+and then the command line, checked before anything is compiled (UserError when out of range)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from fractions import Fraction
+
+from cues.errors import UserError
+from instruments.tuning import DEFAULT_HUANGZHONG_HZ, parse_tuning
+from sequencer import drums
+
+RELEASE_RULES = ("half", "quarters")
+
+
+@dataclass(frozen=True)
+class CompileSettings:
+    """Every setting the timeline depends on (the sheet's [settings], then the command line)."""
+
+    tempo_bpm: Fraction = Fraction(60)  # sung syllables a minute
+    jie_seconds: Fraction | None = None  # None: one 終 of the 射節 song
+    lost_zhong_seconds: Fraction = Fraction(20)
+    go_gap_s: Fraction = Fraction(2)
+    huangzhong_hz: float = DEFAULT_HUANGZHONG_HZ
+    tuning: str = "sanfen"
+    drum_pattern: str = drums.DEFAULT_PATTERN
+    drum_reading: str = drums.DEFAULT_READING
+    release_rule: str = "half"
+
+    def describe(self) -> tuple[tuple[str, str], ...]:
+        return tuple((f.name, str(getattr(self, f.name))) for f in fields(self))
+
+
+_SETTING_TYPES = {
+    "tempo_bpm": Fraction, "jie_seconds": Fraction, "lost_zhong_seconds": Fraction,
+    "go_gap_s": Fraction, "huangzhong_hz": float, "tuning": str, "drum_pattern": str,
+    "drum_reading": str, "release_rule": str,
+}
+
+
+def make_settings(
+    sheet: Mapping[str, object] | None = None, overrides: Mapping[str, object] | None = None,
+) -> CompileSettings:
+    """Settings from a sheet's [settings] and command-line overrides, validated (UserError)."""
+    values: dict[str, object] = {}
+    for source in (sheet or {}, overrides or {}):
+        for key, value in source.items():
+            if value is not None and key in _SETTING_TYPES:
+                values[key] = _setting_value(key, value)
+    settings = CompileSettings(**values)  # type: ignore[arg-type]
+    _check_ranges(settings)
+    return settings
+
+
+def _setting_value(key: str, value: object) -> object:
+    """``value`` as the type of setting ``key``; UserError when it is not a number it should be."""
+    kind = _SETTING_TYPES[key]
+    try:
+        if kind is Fraction:
+            if isinstance(value, bool):
+                raise ValueError
+            if isinstance(value, float):
+                return Fraction(str(value))
+            return Fraction(value)  # type: ignore[arg-type]
+        if kind is float:
+            return float(value)  # type: ignore[arg-type]
+        return str(value)
+    except (ValueError, TypeError, ZeroDivisionError):
+        raise UserError(f"setting {key} = {value!r}: expected a number") from None
+
+
+def _check_ranges(s: CompileSettings) -> None:
+    if not 1 <= s.tempo_bpm <= 600:
+        raise UserError(f"tempo {s.tempo_bpm} is out of range: expected 1–600 syllables a minute")
+    if s.jie_seconds is not None and not Fraction(1, 10) <= s.jie_seconds <= 3600:
+        raise UserError(f"節 length {float(s.jie_seconds)} s is out of range: expected 0.1–3600 s")
+    if not 1 <= s.lost_zhong_seconds <= 3600:
+        raise UserError("lost_zhong_seconds is out of range: expected 1–3600 s")
+    if not 0 <= s.go_gap_s <= 3600:
+        raise UserError("go_gap_s is out of range: expected 0–3600 s")
+    if s.release_rule not in RELEASE_RULES:
+        raise UserError(f"unknown release rule {s.release_rule!r}: expected one of "
+                        f"{', '.join(RELEASE_RULES)}")
+    if s.drum_pattern not in drums.PATTERNS:
+        raise UserError(f"unknown drum pattern {s.drum_pattern!r}: expected one of "
+                        f"{', '.join(drums.PATTERNS)}")
+    drums.pattern_string(s.drum_pattern, s.drum_reading)  # checks the reading
+    parse_tuning(s.tuning, s.huangzhong_hz)

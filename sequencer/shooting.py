@@ -1,0 +1,87 @@
+"""The 射節 engine: the song and the drum of an archery contest, 節 by 節, to the tick.
+
+A 射節 has N 節 per 耦, back to back, each exactly ``jie`` ticks (「間若一」): the first
+``listen`` 節 are for listening, then one 拾 per 節.  Each 節 is one 終 of the song (a lost song:
+the 瑟's drone), and the drum pattern's strokes are spaced evenly across the 節, so every onset
+lies on one equal grid.  Release times that accord with the drum follow ``release_rule``.
+"""
+
+from __future__ import annotations
+
+from cues import repertoire
+from cues.model import Cue
+from sequencer import drums
+from sequencer.ensemble import Ensemble
+from sequencer.events import CueSpan, Marker
+from sequencer.pieces import DRONE
+from sequencer.timebase import split_evenly, to_ticks
+
+
+def shoot(ens: Ensemble, tick: int, cue: Cue, voices: set[str],
+          ) -> tuple[CueSpan, list[Marker]]:
+    """Play the 射節 of ``cue`` from ``tick``, every 耦 in turn: its span and its 節 markers."""
+    shooting = cue.shooting
+    assert shooting is not None
+    song = repertoire.get_piece(shooting.song)
+    jie = jie_ticks(ens, song)
+    pattern = drums.strokes(ens.settings.drum_pattern, ens.settings.drum_reading)
+    stroke_at = split_evenly(jie, len(pattern))
+    small = next((d for d in ("朔鼙", "鼙", "應鼙") if d in voices), None)
+    large = next((d for d in ("建鼓", "鼓") if d in voices), None)
+    n = shooting.jie
+    cycles = max(1, len(shooting.ou))
+    markers: list[Marker] = []
+    for cycle in range(cycles):
+        for k in range(1, n + 1):
+            at = tick + (cycle * n + k - 1) * jie
+            markers.append(Marker.jie(at, cue.id, k, n, cycle))
+            for offset, kind in zip(stroke_at, pattern, strict=True):
+                drum = (small if kind == drums.SMALL else large) or small or large
+                if drum:
+                    ens.stroke(at + offset, drum, cue.id)
+            if song.lost:
+                for semi in DRONE:
+                    if "瑟" in voices:
+                        ens.pitched(at, jie, "瑟", semi - 12, cue.id)
+            else:
+                _sung_jie(ens, at, jie, song, cue, voices)
+    releases = release_ticks(shooting.listen, n, jie, ens.settings.release_rule)
+    span = CueSpan(cue.id, cue.kind, tick, tick + cycles * n * jie, True, releases, jie,
+                   shooting.listen, n, cycles)
+    return span, markers
+
+
+def jie_ticks(ens: Ensemble, song: repertoire.Piece) -> int:
+    """The length of one 節: the setting, else one 終 of the song (or of a lost piece)."""
+    if ens.settings.jie_seconds is not None:
+        return to_ticks(ens.settings.jie_seconds)
+    if not song.lost:
+        return int(sum(st.syllables for st in song.stanzas) * ens.syllable_ticks)
+    return to_ticks(ens.settings.lost_zhong_seconds)
+
+
+def release_ticks(listen: int, n: int, jie: int, rule: str) -> tuple[int, ...]:
+    """Release times in one 耦's cycle that accord with the drum: two in each shooting 節, at
+    its start and middle (``half``) or at its quarters (``quarters``)."""
+    releases: list[int] = []
+    for k in range(listen, n):
+        base = k * jie
+        if rule == "half":
+            releases += [base, base + jie // 2]
+        else:
+            releases += [base + jie // 4, base + 3 * jie // 4]
+    return tuple(releases)
+
+
+def _sung_jie(ens: Ensemble, tick: int, jie: int, song: repertoire.Piece, cue: Cue,
+              voices: set[str]) -> None:
+    """One 終 of an extant song fitted exactly into one 節."""
+    notes = [(semi, syl) for st in song.stanzas
+             for semi, syl in zip(st.semitones, st.lyric, strict=False)]
+    starts = split_evenly(jie, len(notes)) + [jie]
+    for i, (semi, syl) in enumerate(notes):
+        at, length = tick + starts[i], starts[i + 1] - starts[i]
+        if "歌" in voices:
+            ens.pitched(at, length, "歌", semi, cue.id, lyric=syl)
+        if "瑟" in voices:
+            ens.pitched(at, length, "瑟", semi - 12, cue.id)
