@@ -18,15 +18,30 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from cues.catalog import GM_PERCUSSION_CHANNEL, get_instrument
-from sequencer.compiler import iter_note_pairs
+from instruments.midi import (
+    CC_DATA_ENTRY,
+    CC_RPN_LSB,
+    CC_RPN_MSB,
+    PITCH_BEND_CENTER,
+    control_change,
+    note_off,
+    note_on,
+    pitch_bend,
+    program_change,
+)
 from sequencer.events import Note, Timeline
 from sequencer.timebase import TICKS_PER_BEAT, US_PER_BEAT
 
-BEND_RANGE = 2
+BEND_RANGE = 2  # semitones either way of a full pitch-bend (RPN 0)
+CC_DATA_ENTRY_LSB = 38
+META = 0xFF  # the status byte of a meta event (in a file only, never sent)
+TRACK_NAME, LYRIC, MARKER, SET_TEMPO, TIME_SIGNATURE = 0x03, 0x05, 0x06, 0x51, 0x58
+END_OF_TRACK = b"\x00\xff\x2f\x00"  # delta time 0, meta 0x2F, no data
 
 # The bytes are written directly: mido builds and checks a Message object per event (about
 # 13 µs each, 150 ms for a rite), which misses the "< 100 ms to compile and write" goal; the
-# format is small and the tests read every file back with mido.
+# format is small and the tests read every file back with mido.  The channel messages come from
+# the builders of instruments.midi; the meta events and chunks of the file format are made here.
 
 
 def _vlq(value: int) -> bytes:
@@ -44,14 +59,11 @@ _SMALL_VLQ = tuple(bytes((i,)) for i in range(0x80))
 
 
 def _meta(kind: int, data: bytes) -> bytes:
-    return bytes((0xFF, kind)) + _vlq(len(data)) + data
+    return bytes((META, kind)) + _vlq(len(data)) + data
 
 
 def _text(kind: int, text: str) -> bytes:
     return _meta(kind, text.encode("utf-8"))
-
-
-TRACK_NAME, LYRIC, MARKER = 0x03, 0x05, 0x06
 
 
 def _track(events: list[tuple[int, int, bytes]]) -> bytes:
@@ -63,7 +75,7 @@ def _track(events: list[tuple[int, int, bytes]]) -> bytes:
         parts.append(_vlq(tick - now))
         parts.append(data)
         now = tick
-    parts.append(b"\x00\xff\x2f\x00")
+    parts.append(END_OF_TRACK)
     body = b"".join(parts)
     return b"MTrk" + struct.pack(">I", len(body)) + body
 
@@ -79,7 +91,7 @@ def track_events(name: str, notes: Sequence[Note], origin: int = 0,
     """One instrument's track as (tick, order, event bytes), ticks relative to ``origin``,
     unsorted: the track name, the channel setup (program, RPN 0 bend range) at tick 0, then for
     every note a pitch bend when the tuning changes it, its lyric and its note_on, and its
-    note_off (offs before ons at the same tick). Meta events start with 0xFF; everything else
+    note_off (offs before ons at the same tick). Meta events start with META (0xFF); everything else
     is a channel message. ``build_midi_bytes`` writes these and the live player sends the
     channel messages, so a file and a live cue carry the same messages."""
     inst = get_instrument(name)
@@ -96,32 +108,42 @@ def track_events(name: str, notes: Sequence[Note], origin: int = 0,
         tick -= origin
         if is_on:
             if ch != GM_PERCUSSION_CHANNEL and note.bend != bend:
-                value = note.bend + 8192
-                events.append((tick, seq * 4, bytes((0xE0 | ch, value & 0x7F, value >> 7))))
+                events.append((tick, seq * 4, pitch_bend(ch, PITCH_BEND_CENTER + note.bend)))
                 bend = note.bend
             if note.lyric:
                 events.append((tick, seq * 4 + 1, _text(LYRIC, note.lyric)))
-            events.append((tick, seq * 4 + 2, bytes((0x90 | ch, note.key, note.velocity))))
+            events.append((tick, seq * 4 + 2, note_on(ch, note.key, note.velocity)))
         else:
-            events.append((tick, seq * 4, bytes((0x80 | ch, note.key, 0))))
+            events.append((tick, seq * 4, note_off(ch, note.key)))
     return events
 
 
 def channel_setup(ch: int, program: int | None) -> list[bytes]:
     """Program change and RPN 0 (pitch-bend range ±BEND_RANGE), then RPN null."""
-    cc = 0xB0 | ch
-    return [bytes((0xC0 | ch, program or 0)),
-            bytes((cc, 101, 0)), bytes((cc, 100, 0)),  # RPN 0: pitch-bend range
-            bytes((cc, 6, BEND_RANGE)), bytes((cc, 38, 0)),
-            bytes((cc, 101, 127)), bytes((cc, 100, 127))]  # RPN null
+    return [program_change(ch, program or 0),
+            control_change(ch, CC_RPN_MSB, 0), control_change(ch, CC_RPN_LSB, 0),  # RPN 0
+            control_change(ch, CC_DATA_ENTRY, BEND_RANGE),
+            control_change(ch, CC_DATA_ENTRY_LSB, 0),
+            control_change(ch, CC_RPN_MSB, 127), control_change(ch, CC_RPN_LSB, 127)]  # RPN null
+
+
+def iter_note_pairs(notes: Sequence[Note]) -> list[tuple[int, Note, bool]]:
+    """(tick, note, is_on) pairs sorted for output: offs before ons at the same tick."""
+    keys: list[tuple[int, int, int, int, int]] = []
+    for i, n in enumerate(notes):
+        keys.append((n.tick, 1, n.channel, n.key, i))
+        keys.append((n.tick + n.duration, 0, n.channel, n.key, i))
+    keys.sort()
+    return [(k[0], notes[k[4]], k[1] == 1) for k in keys]
 
 
 def build_midi_bytes(timeline: Timeline, title: str = "") -> bytes:
+    """The SMF of ``timeline`` (its name ``title``, by default the rite's id)."""
     tempo = struct.pack(">I", US_PER_BEAT)[1:]
     conductor: list[tuple[int, int, bytes]] = [
         (0, 0, _text(TRACK_NAME, title or timeline.rite)),
-        (0, 1, _meta(0x51, tempo)),
-        (0, 2, _meta(0x58, bytes((4, 2, 24, 8)))),
+        (0, 1, _meta(SET_TEMPO, tempo)),
+        (0, 2, _meta(TIME_SIGNATURE, bytes((4, 2, 24, 8)))),  # 4/4, 24 clocks, 8 32nds a beat
     ]
     for i, marker in enumerate(timeline.markers):
         conductor.append((marker.tick, 10 + i, _text(MARKER, marker.text)))
