@@ -20,11 +20,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import mido  # noqa: E402
+import mido
 
-from cues.sheet import BUILTIN_RITES, load_rite  # noqa: E402
-from sequencer.compiler import compile_rite, make_settings  # noqa: E402
-from sequencer.smf import build_midi_bytes  # noqa: E402
+from cues.sheet import BUILTIN_RITES, load_rite
+from sequencer.compiler import compile_rite, make_settings
+from sequencer.smf import build_midi_bytes
 
 
 def _median_ms(fn, repeat: int) -> float:

@@ -17,7 +17,9 @@ from fractions import Fraction
 from functools import cache
 from pathlib import Path
 
+from cues.catalog import GM_PERCUSSION_CHANNEL
 from cues.errors import UserError
+from sequencer.midifile import TempoMap, absolute_events
 from sequencer.timebase import TICKS_PER_SECOND
 
 
@@ -50,7 +52,7 @@ def _load(path: str, tempo_bpm: Fraction) -> Realization:
         return _from_musicxml(path, tempo_bpm)
     except UserError:
         raise
-    except Exception as exc:  # noqa: BLE001 - any parser failure is the file's problem
+    except Exception as exc:  # any parser failure is the file's problem
         raise UserError(f"{path}: cannot read this realization file: {exc}") from None
 
 
@@ -60,40 +62,28 @@ def _from_midi(path: str) -> Realization:
     mid = mido.MidiFile(path)
     if mid.type == 2 or mid.ticks_per_beat <= 0:
         raise UserError(f"{path}: expected a type 0 or 1 MIDI file with metrical timing")
-    events: list[tuple[int, int, object]] = []
-    for ti, track in enumerate(mid.tracks):
-        tick = 0
-        for msg in track:
-            tick += msg.time
-            events.append((tick, ti, msg))
-    events.sort(key=lambda e: (e[0], e[1]))
-    tempo, last_tick, seconds = 500_000, 0, Fraction(0)
-    sounding: dict[tuple[int, int], list[tuple[Fraction, int]]] = {}
+    events = absolute_events(mid)
+    tempo_map = TempoMap(events, mid.ticks_per_beat)
+
+    def ticks(tick: int) -> int:  # the file's tick → the timeline's
+        return round(tempo_map.exact(tick) * TICKS_PER_SECOND)
+
+    sounding: dict[tuple[int, int], list[tuple[int, int]]] = {}  # (channel, key) → starts
     notes: list[RealizedNote] = []
-
-    def ticks(t: Fraction) -> int:
-        return round(t * TICKS_PER_SECOND)
-
-    for tick, _, msg in events:
-        seconds += Fraction((tick - last_tick) * tempo, mid.ticks_per_beat * 1_000_000)
-        last_tick = tick
-        kind = getattr(msg, "type", "")
-        if kind == "set_tempo":
-            tempo = msg.tempo  # type: ignore[attr-defined]
-        elif kind == "note_on" and msg.velocity > 0:  # type: ignore[attr-defined]
-            sounding.setdefault((msg.channel, msg.note), []).append(  # type: ignore[attr-defined]
-                (seconds, msg.velocity))  # type: ignore[attr-defined]
-        elif kind in ("note_off", "note_on"):
-            stack = sounding.get((msg.channel, msg.note))  # type: ignore[attr-defined]
+    for tick, _, _, msg in events:
+        if msg.type == "note_on" and msg.velocity > 0:
+            sounding.setdefault((msg.channel, msg.note), []).append((ticks(tick), msg.velocity))
+        elif msg.type in ("note_off", "note_on"):
+            stack = sounding.get((msg.channel, msg.note))
             if stack:
                 start, velocity = stack.pop(0)
-                notes.append(RealizedNote(ticks(start), max(1, ticks(seconds) - ticks(start)),
-                                          msg.note, velocity,  # type: ignore[attr-defined]
-                                          drum=msg.channel == 9))  # type: ignore[attr-defined]
+                notes.append(RealizedNote(start, max(1, ticks(tick) - start), msg.note, velocity,
+                                          drum=msg.channel == GM_PERCUSSION_CHANNEL))
     if not notes:
         raise UserError(f"{path}: the MIDI file has no notes")
     notes.sort(key=lambda n: (n.offset, n.key))
-    return Realization(tuple(notes), max(ticks(seconds), max(n.offset + n.length for n in notes)))
+    end = ticks(events[-1][0])  # the last event's time: one pass of the piece
+    return Realization(tuple(notes), max(end, max(n.offset + n.length for n in notes)))
 
 
 def _from_musicxml(path: str, tempo_bpm: Fraction) -> Realization:
