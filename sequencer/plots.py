@@ -195,7 +195,7 @@ def _draw_timeline(fig: Figure, rite: Rite, timeline: Timeline) -> None:
     from matplotlib.patches import Patch, Rectangle
     from matplotlib.ticker import MultipleLocator
 
-    from sequencer.views import _lost
+    from sequencer.views import music_lost as _lost
 
     cues: dict[str, Cue] = {c.id: c for c in rite.cues}
     spans = sorted(timeline.spans, key=lambda s: (s.start, s.end))

@@ -12,7 +12,8 @@ def _counts(items: tuple[Count, ...]) -> list[dict]:
     return [{"name": c.name, "count": c.count} for c in items]
 
 
-def _lost(cue: Cue) -> bool:
+def music_lost(cue: Cue) -> bool:
+    """Whether any piece the cue plays (or its 射節 song) has lost its music."""
     titles = [p.title for p in cue.pieces]
     if cue.shooting is not None:
         titles.append(cue.shooting.song)
@@ -25,6 +26,7 @@ def _lost(cue: Cue) -> bool:
 
 
 def cue_json(cue: Cue, timeline: Timeline | None) -> dict:
+    """One cue of ``show --json``, with its times when a timeline is given."""
     span = timeline.span(cue.id) if timeline is not None else None
     out: dict = {
         "id": cue.id,
@@ -39,7 +41,7 @@ def cue_json(cue: Cue, timeline: Timeline | None) -> dict:
         "at": cue.at,
         "start_s": float(span.start_s) if span else None,
         "duration_s": float(span.duration_s) if span and span.fixed_length else None,
-        "lost": _lost(cue),
+        "lost": music_lost(cue),
         "source": {"work": cue.source.work, "quote": cue.source.quote},
     }
     if cue.source.file:
@@ -65,6 +67,7 @@ def cue_json(cue: Cue, timeline: Timeline | None) -> dict:
 
 
 def rite_json(rite: Rite, timeline: Timeline | None = None) -> dict:
+    """A rite as ``show --json`` prints it (cue times and settings when a timeline is given)."""
     return {
         "rite": rite.id,
         "title": rite.title,
