@@ -26,13 +26,14 @@ grid check anyway, which looks only at spacing.
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 from numpy.typing import ArrayLike
 from scipy import signal
 
 __all__ = ["detect_onsets"]
 
-_FRAME_S = 0.001  # coarse frame (hop) length
-_WINDOW_FRAMES = 4  # energy window, in frames (4 ms)
+_FRAME_S = 0.001  # the frames the coarse stage hands to the fine stage (1 ms)
+_FALLBACK_FRAMES = 4  # where the fine stage cannot tell: this many frames before a frame ends
 _FINE_WINDOW_S = 0.00025  # fine RMS window
 _RISE_FRACTION = 0.15  # where on the way from pre-level to peak the onset is placed
 _HIGHPASS_HZ = 30.0
@@ -98,38 +99,17 @@ def _coarse_onsets(
     and sustained notes keep the overall energy high.  A peak is an onset where it is the largest
     within ``min_gap_s``, stands ``threshold_db`` (5 by default) robust deviations (1.4826 × the
     median absolute deviation) above the local median (±0.5 s), and rises by at least a tenth of
-    the flux's 99th percentile.  Computed in chunks: memory stays bounded.
+    the flux's 99th percentile.
     """
     n_fft = 1 << max(6, int(round(np.log2(sample_rate * 0.0213))))
     stft_hop = n_fft // 4
-    window = np.hanning(n_fft)
-    n_frames = max(0, (x.size - n_fft) // stft_hop + 1)
-    if n_frames < 3:
+    flux = _superflux(x, n_fft, stft_hop)
+    if flux.size < 3:
         return np.zeros(0, dtype=int)
-    scale = float(np.abs(x).max()) or 1.0
-    # SuperFlux (Böck & Widmer 2013): compare each frame with the frame LAG hops earlier,
-    # maximum-filtered across 3 bins, so the random frame-to-frame ripple of a noisy decay (a
-    # drum's tail) does not read as new strokes
-    lag = 2
-    flux = np.zeros(n_frames)
-    tail: np.ndarray | None = None
-    chunk = 2048
-    for start in range(0, n_frames, chunk):
-        stop = min(n_frames, start + chunk)
-        idx = (np.arange(start, stop)[:, None] * stft_hop) + np.arange(n_fft)[None, :]
-        mag = np.abs(np.fft.rfft(x[idx] * window, axis=1))
-        log = np.log1p(1000.0 * mag / (scale * n_fft / 4))
-        ref = np.maximum(log, np.maximum(np.roll(log, 1, axis=1), np.roll(log, -1, axis=1)))
-        head = ref[:1].repeat(lag, axis=0) if tail is None else tail
-        refs = np.vstack([head, ref])
-        flux[start:stop] = np.maximum(log - refs[: stop - start], 0.0).sum(axis=1)
-        tail = refs[-lag:]
     norm = float(np.percentile(flux, 99)) or float(flux.max()) or 1.0
     f = flux / norm
     half = max(1, round(0.5 * sample_rate / stft_hop))
     padded = np.pad(f, half, mode="edge")
-    from numpy.lib.stride_tricks import sliding_window_view
-
     windows = sliding_window_view(padded, 2 * half + 1)
     local = np.median(windows, axis=1)
     spread = 1.4826 * np.median(np.abs(windows - local[:, None]), axis=1)
@@ -149,6 +129,34 @@ def _coarse_onsets(
     return np.maximum(0, estimate // hop - 1)
 
 
+def _superflux(x: np.ndarray, n_fft: int, stft_hop: int) -> np.ndarray:
+    """The onset strength of every STFT frame (Hann windows of ``n_fft`` every ``stft_hop``).
+
+    SuperFlux (Böck & Widmer 2013): the rise of the log-compressed magnitude spectrum against
+    the frame ``lag`` hops earlier, maximum-filtered across 3 bins, so the random frame-to-frame
+    ripple of a noisy decay (a drum's tail) does not read as new strokes.  Computed in chunks:
+    memory stays bounded.
+    """
+    window = np.hanning(n_fft)
+    n_frames = max(0, (x.size - n_fft) // stft_hop + 1)
+    scale = float(np.abs(x).max()) or 1.0
+    lag = 2
+    flux = np.zeros(n_frames)
+    tail: np.ndarray | None = None
+    chunk = 2048
+    for start in range(0, n_frames, chunk):
+        stop = min(n_frames, start + chunk)
+        idx = (np.arange(start, stop)[:, None] * stft_hop) + np.arange(n_fft)[None, :]
+        mag = np.abs(np.fft.rfft(x[idx] * window, axis=1))
+        log = np.log1p(1000.0 * mag / (scale * n_fft / 4))
+        ref = np.maximum(log, np.maximum(np.roll(log, 1, axis=1), np.roll(log, -1, axis=1)))
+        head = ref[:1].repeat(lag, axis=0) if tail is None else tail
+        refs = np.vstack([head, ref])
+        flux[start:stop] = np.maximum(log - refs[: stop - start], 0.0).sum(axis=1)
+        tail = refs[-lag:]
+    return flux
+
+
 def _refine(x: np.ndarray, frame: int, hop: int, sample_rate: float) -> float:
     """The onset near coarse frame ``frame``, in (fractional) samples."""
     ms = sample_rate / 1000.0
@@ -161,7 +169,7 @@ def _refine(x: np.ndarray, frame: int, hop: int, sample_rate: float) -> float:
     offset = max(0, pre_lo - w)
     env = np.sqrt(np.convolve(seg * seg, np.ones(w) / w, mode="same"))
     a, b = lo - offset, hi - offset
-    coarse_guess = float(max(0, (frame + 1 - _WINDOW_FRAMES) * hop))
+    coarse_guess = float(max(0, (frame + 1 - _FALLBACK_FRAMES) * hop))
     if b - a < 2:
         return coarse_guess
     pre = float(np.percentile(env[pre_lo - offset : a], _PRE_PERCENTILE)) if a > pre_lo - offset \
