@@ -26,7 +26,10 @@ BELL_AND_DRUM_KINDS = ("金奏", "陔", "驁", "舞")
 BELL_AND_DRUM_JIE_TICKS = TICKS_PER_SECOND * 4  # a lost bell-and-drum piece: a 節 every 4 s
 DRUM_STAGGER_TICKS = TICKS_PER_SECOND // 4  # between the drums of one such 節
 DRONE_PLUCK_TICKS = TICKS_PER_SECOND * 2  # the 瑟's drone is plucked every 2 s
-_HELD = (("笙", 0), ("和", 12), ("管", 0))  # the instruments that hold a drone, and their octave
+# who plays a melody, at what octave of it: the 工 sing, the 瑟 an octave below, the winds
+_MELODY_VOICES = (("歌", 0), ("瑟", -12), ("笙", 0), ("和", 12), ("管", 0))
+_HELD = _MELODY_VOICES[2:]  # the winds hold a lost piece's drone
+SINGERS = frozenset({"歌", "瑟"})  # the voices of a song without the winds
 _REALIZATION_VOICE = {BY_SINGERS: "歌", BY_SHENG: "笙", BY_GUAN: "管", BY_BELLS: "編鐘"}
 
 
@@ -77,20 +80,20 @@ def _melody(ens: Ensemble, tick: int, piece: repertoire.Piece, cue: Cue, voices:
         for n, (semi, syllable) in enumerate(zip(stanza.semitones, stanza.lyric, strict=False)):
             at = tick + int(i * step)
             length = tick + int((i + 1) * step) - at
-            if "歌" in voices:
-                ens.pitched(at, length, "歌", semi, cue.id, lyric=syllable)
-            if "瑟" in voices:
-                ens.pitched(at, length, "瑟", semi - 12, cue.id)
-            if "笙" in voices:
-                ens.pitched(at, length, "笙", semi, cue.id)
-            if "和" in voices:
-                ens.pitched(at, length, "和", semi + 12, cue.id)
-            if "管" in voices:
-                ens.pitched(at, length, "管", semi, cue.id)
+            play_syllable(ens, at, length, semi, syllable, cue.id, voices)
             if n == 0 and "編磬" in voices:
                 ens.pitched(at, length * 2, "編磬", semi, cue.id)
             i += 1
     return tick + int(i * step)
+
+
+def play_syllable(ens: Ensemble, at: int, length: int, semitones: int, syllable: str,
+                  cue_id: str, voices: set[str] | frozenset[str]) -> None:
+    """One note of a melody by each of ``voices`` that plays melodies (the 歌 with the lyric)."""
+    for inst, octave in _MELODY_VOICES:
+        if inst in voices:
+            ens.pitched(at, length, inst, semitones + octave, cue_id,
+                        lyric=syllable if inst == "歌" else None)
 
 
 def _drone(ens: Ensemble, tick: int, length: int, cue: Cue, voices: set[str], by: str) -> None:

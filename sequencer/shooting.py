@@ -13,7 +13,7 @@ from cues.model import Cue
 from sequencer import drums
 from sequencer.ensemble import Ensemble
 from sequencer.events import CueSpan, Marker
-from sequencer.pieces import DRONE
+from sequencer.pieces import DRONE, SINGERS, play_syllable
 from sequencer.timebase import split_evenly, to_ticks
 
 
@@ -79,9 +79,6 @@ def _sung_jie(ens: Ensemble, tick: int, jie: int, song: repertoire.Piece, cue: C
     notes = [(semi, syl) for st in song.stanzas
              for semi, syl in zip(st.semitones, st.lyric, strict=False)]
     starts = split_evenly(jie, len(notes)) + [jie]
+    singers = voices & SINGERS  # the winds do not play the 射節
     for i, (semi, syl) in enumerate(notes):
-        at, length = tick + starts[i], starts[i + 1] - starts[i]
-        if "歌" in voices:
-            ens.pitched(at, length, "歌", semi, cue.id, lyric=syl)
-        if "瑟" in voices:
-            ens.pitched(at, length, "瑟", semi - 12, cue.id)
+        play_syllable(ens, tick + starts[i], starts[i + 1] - starts[i], semi, syl, cue.id, singers)
