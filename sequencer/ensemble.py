@@ -12,7 +12,7 @@ from fractions import Fraction
 
 from cues.catalog import Instrument, get_instrument
 from cues.model import Position, Rite
-from instruments.tuning import Tuning
+from instruments.tuning import A4_HZ, A4_MIDI, Tuning
 from sequencer.events import Note
 from sequencer.settings import CompileSettings
 from sequencer.timebase import TICKS_PER_SECOND
@@ -96,7 +96,7 @@ class Ensemble:
         inst = self.instrument(instrument)
         self.notes.append(Note(
             tick=tick, duration=length, channel=inst.channel, key=key, velocity=velocity,
-            instrument=inst.name, cue=cue, hz=440.0 * 2 ** ((key - 69) / 12),
+            instrument=inst.name, cue=cue, hz=A4_HZ * 2 ** ((key - A4_MIDI) / 12),
             **self._place(inst.name),
         ))
 

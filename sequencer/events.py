@@ -99,6 +99,9 @@ class CueSpan:
 
 @dataclass(frozen=True)
 class Timeline:
+    """A compiled rite: its notes (sorted by tick), its markers, where each cue sits, and the
+    settings it was compiled with (as strings, for ``show --json``)."""
+
     rite: str
     notes: tuple[Note, ...]
     markers: tuple[Marker, ...]
@@ -107,11 +110,13 @@ class Timeline:
 
     @property
     def end(self) -> int:
+        """The tick where the last note or cue ends."""
         last_note = max((n.end for n in self.notes), default=0)
         last_span = max((s.end for s in self.spans), default=0)
         return max(last_note, last_span)
 
     def span(self, cue_id: str) -> CueSpan:
+        """Where cue ``cue_id`` sits (KeyError if the timeline has no such cue)."""
         for s in self.spans:
             if s.cue == cue_id:
                 return s
