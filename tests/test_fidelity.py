@@ -176,3 +176,10 @@ def test_fidelity_document_quotes_verbatim() -> None:
     everything = set(source_files())
     for part in quoted_parts(FIDELITY.read_text(encoding="utf-8")):
         assert found_in(part, everything), part
+
+
+def test_fidelity_code_spec_quotes_verbatim() -> None:
+    everything = set(source_files())
+    spec = FIDELITY.with_name("fidelity-code.md").read_text(encoding="utf-8")
+    for part in quoted_parts(spec):
+        assert found_in(part, everything), part
