@@ -59,10 +59,20 @@ class Source:
 
 @dataclass(frozen=True)
 class Count:
-    """A performer or an instrument with how many there are."""
+    """A performer or an instrument with how many there are; an instrument that does not sound
+    says why in ``silent`` (e.g. the 工 of a piece whose melody is lost)."""
 
     name: str
     count: int
+    silent: str = ""
+
+
+@dataclass(frozen=True)
+class ProjectChoice:
+    """A value of a cue that no source fixes (``field``: a cue key or a setting), and why."""
+
+    field: str
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -146,6 +156,7 @@ class Cue:
     operator_ends: bool = False  # the operator ends it (無算樂): no fixed length
     when: tuple[str, ...] = ()  # played only when all these variants are chosen
     unless: tuple[str, ...] = ()  # left out when any of these variants is chosen
+    choices: tuple[ProjectChoice, ...] = ()  # the values no source fixes, with their reasons
     line: int | None = None  # where the cue starts in its sheet
 
     @property
@@ -162,13 +173,33 @@ class Variant:
 
 
 @dataclass(frozen=True)
+class ReadingChoice:
+    """One value of a reading: the passage behind it and what it changes — cues replaced by
+    their overridden form (cue id → Cue), or compile settings (name → value)."""
+
+    value: str
+    source: Source | None = None
+    cues: MappingProxyType[str, Cue] = field(default_factory=lambda: MappingProxyType({}))
+    setting: MappingProxyType[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def changes_nothing(self) -> bool:
+        return not self.cues and not self.setting
+
+
+@dataclass(frozen=True)
 class Setting:
-    """A reading the sources leave open, with the default used and the alternatives."""
+    """A reading the sources leave open: the value in force, the values allowed (``choices``)
+    and, per value, what it changes (``options``; empty for a sheet's old string form)."""
 
     name: str
     value: str
     choices: tuple[str, ...]
     note: str = ""
+    options: tuple[ReadingChoice, ...] = ()
+
+    def option(self, value: str) -> ReadingChoice | None:
+        return next((o for o in self.options if o.value == value), None)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from cues.catalog import canonical_instrument
 from cues.errors import UserError
 from cues.model import TRIGGER_FOLLOW, TRIGGER_GO, Cue, Rite, Trigger
 from sequencer.ensemble import Ensemble
@@ -21,7 +22,8 @@ from sequencer.settings import CompileSettings, make_settings
 from sequencer.shooting import shoot
 from sequencer.timebase import to_ticks
 
-__all__ = ["CompileSettings", "compile_rite", "make_settings", "select_cues"]
+__all__ = ["CompileSettings", "compile_rite", "make_settings", "select_cues",
+           "unsounded_instruments"]
 
 
 def compile_rite(rite: Rite, settings: CompileSettings | None = None) -> Timeline:
@@ -85,3 +87,17 @@ def select_cues(rite: Rite, start: str | None = None, until: str | None = None) 
     if cues and cues[0].trigger.kind == TRIGGER_FOLLOW:
         cues = (replace(cues[0], trigger=Trigger(TRIGGER_GO)),) + tuple(cues[1:])
     return replace(rite, cues=tuple(cues))
+
+
+def unsounded_instruments(rite: Rite, settings: CompileSettings | None = None,
+                          ) -> list[tuple[Cue, str]]:
+    """Every (cue, instrument) the cue lists that never sounds when the cue is compiled alone,
+    and that does not say why (``silent``): the validator's warnings."""
+    settings = settings or make_settings(rite.settings)
+    out: list[tuple[Cue, str]] = []
+    for cue in rite.cues:
+        alone = replace(rite, cues=(replace(cue, trigger=Trigger(TRIGGER_GO)),))
+        sounded = {n.instrument for n in compile_rite(alone, settings).notes}
+        out += [(cue, c.name) for c in cue.instruments
+                if not c.silent and canonical_instrument(c.name) not in sounded]
+    return out

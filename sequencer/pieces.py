@@ -6,9 +6,13 @@
   磬 strikes the first note of every stanza.  One 終 is one pass through the whole piece.
 - A piece whose melody is lost is never given one.  It is realized as structure only, for
   ``lost_zhong_seconds`` a 終: the 瑟 pluck a drone on 黃鍾 and 林鍾 (sung pieces), the 笙/和 or
-  管 hold it (笙詩, 新宮), and bell-and-drum pieces (金奏, 陔, 驁, 舞) sound their 節: the 鼗 as
-  the music begins, 朔鼙 then 應鼙 (「先擊朔鼙，應鼙應之」, small before large), the 建鼓, then the
-  bells (鐘, 鑮: 「以鐘鑮播之」) answered by the 磬 (「鼓磬應之」).
+  管 hold it (笙詩, 新宮); a 舞 sung by the 工 (the 勺) adds one stroke of each listed drum a
+  節 of 4 s, the dancers' step.  Bell-and-drum pieces (金奏, 陔, 驁, and any piece played by
+  鍾鼓) sound their 節 every 4 s: the 鼗 as the music begins (「賓至，搖之以奏樂也」), then, by
+  the setting ``jiu_xia_order``, either the bells first (``鍾先``, 鄭: 「先擊鍾，次擊鼓」,
+  「以鐘鏄播之，鼔磬應之」) — 鐘 and 鑮, then 朔鼙, 應鼙 (「先擊朔鼙，應鼙應之」), the 建鼓, and the
+  磬 at half the 節 — or the drums first (``鼓先``, 大射 疏: 「先擊鼓，後擊鍾鑮」) — the small
+  drums, the 建鼓, then the bells, the 磬 half a 節 after them.
 - A piece with a realization file of the user's plays that file's notes.
 - Only the instruments a cue lists are played (a cue listing none plays its kind's defaults).
 """
@@ -19,12 +23,17 @@ from cues import repertoire
 from cues.model import BY_BELLS, BY_GUAN, BY_SHENG, BY_SINGERS, Cue, PieceRef
 from sequencer.ensemble import Ensemble
 from sequencer.realization import load_realization
+from sequencer.settings import BELLS_FIRST
 from sequencer.timebase import TICKS_PER_SECOND, to_ticks
 
 DRONE = (0, 7)  # 黃鍾 and 林鍾: the drone of a lost piece (no melody is invented)
-BELL_AND_DRUM_KINDS = ("金奏", "陔", "驁", "舞")
+BELL_AND_DRUM_KINDS = ("金奏", "陔", "驁")
+DANCE = "舞"
 BELL_AND_DRUM_JIE_TICKS = TICKS_PER_SECOND * 4  # a lost bell-and-drum piece: a 節 every 4 s
 DRUM_STAGGER_TICKS = TICKS_PER_SECOND // 4  # between the drums of one such 節
+BELLS = frozenset({"編鐘", "鑮"})
+SMALL_DRUMS = ("朔鼙", "應鼙", "鼙")
+LARGE_DRUMS = ("建鼓", "鼓")
 DRONE_PLUCK_TICKS = TICKS_PER_SECOND * 2  # the 瑟's drone is plucked every 2 s
 # who plays a melody, at what octave of it: the 工 sing, the 瑟 an octave below, the winds
 _MELODY_VOICES = (("歌", 0), ("瑟", -12), ("笙", 0), ("和", 12), ("管", 0))
@@ -37,6 +46,8 @@ def default_voices(cue: Cue) -> set[str]:
     """The instruments of a cue that lists none: its kind's defaults."""
     if cue.kind in BELL_AND_DRUM_KINDS:
         return {"編鐘", "鑮", "建鼓", "編磬"}
+    if cue.kind == DANCE:  # danced to bells and drums, or to the 工's song
+        return {"編鐘", "鑮", "建鼓", "編磬", "歌", "瑟"}
     if cue.kind == "射節":
         return {"歌", "瑟", "鼓"}
     if cue.kind == "笙":
@@ -70,6 +81,8 @@ def play_piece(ens: Ensemble, tick: int, ref: PieceRef, cue: Cue, voices: set[st
         _bells_and_drums(ens, tick, length, cue, voices, first)
     else:
         _drone(ens, tick, length, cue, voices, ref.by)
+        if cue.kind == DANCE:
+            _dancers_steps(ens, tick, length, cue, voices)
     return tick + length
 
 
@@ -112,26 +125,50 @@ def _bells_and_drums(ens: Ensemble, tick: int, length: int, cue: Cue, voices: se
                      first: bool) -> None:
     """One pass of a bell-and-drum piece whose music is lost: its 節 every 4 s."""
     jie = BELL_AND_DRUM_JIE_TICKS
+    bells_first = ens.settings.jiu_xia_order == BELLS_FIRST
     for j in range(max(1, length // jie)):
         at = tick + j * jie
         offset = 0
         if j == 0 and first and "鼗" in voices:  # 「賓至，搖之以奏樂也」: it starts the music
             ens.stroke(at, "鼗", cue.id)
             offset = DRUM_STAGGER_TICKS
-        for small in ("朔鼙", "應鼙", "鼙"):
-            if small in voices:
-                ens.stroke(at + offset, small, cue.id)
-                offset += DRUM_STAGGER_TICKS
-        big = next((d for d in ("建鼓", "鼓") if d in voices), None)
-        if big is not None:
-            ens.stroke(at + offset, big, cue.id)
-            offset += DRUM_STAGGER_TICKS
+        if bells_first:
+            bells_at = offset
+            offset += DRUM_STAGGER_TICKS if voices & BELLS else 0
+            offset = _drums(ens, at, offset, cue, voices)
+            chime_at = jie // 2  # 「鼔磬應之」
+        else:
+            offset = _drums(ens, at, offset, cue, voices)
+            bells_at = offset
+            chime_at = offset + jie // 2
         if "編鐘" in voices:
-            ens.pitched(at + offset, jie - offset, "編鐘", 0, cue.id)
+            ens.pitched(at + bells_at, jie - bells_at, "編鐘", 0, cue.id)
         if "鑮" in voices:
-            ens.pitched(at + offset, jie - offset, "鑮", -12, cue.id)
+            ens.pitched(at + bells_at, jie - bells_at, "鑮", -12, cue.id)
         if "編磬" in voices:
-            ens.pitched(at + offset + jie // 2, jie // 2, "編磬", 7, cue.id)
+            ens.pitched(at + chime_at, jie // 2, "編磬", 7, cue.id)
+
+
+def _drums(ens: Ensemble, at: int, offset: int, cue: Cue, voices: set[str]) -> int:
+    """The drums of one bell-and-drum 節 from ``offset``: 朔鼙, 應鼙, 鼙 (「先擊朔鼙，應鼙應之」),
+    then the large drum, each a stagger after the last; returns the offset after them."""
+    for small in SMALL_DRUMS:
+        if small in voices:
+            ens.stroke(at + offset, small, cue.id)
+            offset += DRUM_STAGGER_TICKS
+    big = next((d for d in LARGE_DRUMS if d in voices), None)
+    if big is not None:
+        ens.stroke(at + offset, big, cue.id)
+        offset += DRUM_STAGGER_TICKS
+    return offset
+
+
+def _dancers_steps(ens: Ensemble, tick: int, length: int, cue: Cue, voices: set[str]) -> None:
+    """A dance sung by the 工: one stroke of each listed drum a 節 of 4 s, the dancers' step."""
+    drums = [d for d in (*SMALL_DRUMS, *LARGE_DRUMS) if d in voices]
+    for at in range(tick, tick + length, BELL_AND_DRUM_JIE_TICKS):
+        for drum in drums:
+            ens.stroke(at, drum, cue.id)
 
 
 def _play_realization(ens: Ensemble, tick: int, ref: PieceRef, cue: Cue) -> int:
@@ -139,7 +176,7 @@ def _play_realization(ens: Ensemble, tick: int, ref: PieceRef, cue: Cue) -> int:
     assert ref.realization is not None
     real = load_realization(ref.realization, ens.settings.tempo_bpm)
     melodic = _REALIZATION_VOICE[ref.by]
-    drum = next((d for d in ("建鼓", "鼓") if d in {c.name for c in cue.instruments}), "建鼓")
+    drum = next((d for d in LARGE_DRUMS if d in {c.name for c in cue.instruments}), "建鼓")
     for n in real.notes:
         if n.drum:
             ens.stroke(tick + n.offset, drum, cue.id, velocity=n.velocity)

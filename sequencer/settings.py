@@ -12,6 +12,10 @@ from instruments.tuning import DEFAULT_HUANGZHONG_HZ, parse_tuning
 from sequencer import drums
 
 RELEASE_RULES = ("half", "quarters")
+# the 九夏's order: the bells first (鄭: 「先擊鍾，次擊鼓」)
+# or the drums first (大射 疏: 「先擊鼓，後擊鍾鑮」)
+JIU_XIA_ORDERS = ("鍾先", "鼓先")
+BELLS_FIRST = JIU_XIA_ORDERS[0]
 
 
 @dataclass(frozen=True)
@@ -27,6 +31,7 @@ class CompileSettings:
     drum_pattern: str = drums.DEFAULT_PATTERN
     drum_reading: str = drums.DEFAULT_READING
     release_rule: str = "half"
+    jiu_xia_order: str = BELLS_FIRST
 
     def describe(self) -> tuple[tuple[str, str], ...]:
         return tuple((f.name, str(getattr(self, f.name))) for f in fields(self))
@@ -35,7 +40,7 @@ class CompileSettings:
 _SETTING_TYPES = {
     "tempo_bpm": Fraction, "jie_seconds": Fraction, "lost_zhong_seconds": Fraction,
     "go_gap_s": Fraction, "huangzhong_hz": float, "tuning": str, "drum_pattern": str,
-    "drum_reading": str, "release_rule": str,
+    "drum_reading": str, "release_rule": str, "jiu_xia_order": str,
 }
 
 
@@ -82,6 +87,9 @@ def _check_ranges(s: CompileSettings) -> None:
     if s.release_rule not in RELEASE_RULES:
         raise UserError(f"unknown release rule {s.release_rule!r}: expected one of "
                         f"{', '.join(RELEASE_RULES)}")
+    if s.jiu_xia_order not in JIU_XIA_ORDERS:
+        raise UserError(f"unknown jiu_xia_order {s.jiu_xia_order!r}: expected one of "
+                        f"{', '.join(JIU_XIA_ORDERS)}")
     if s.drum_pattern not in drums.PATTERNS:
         raise UserError(f"unknown drum pattern {s.drum_pattern!r}: expected one of "
                         f"{', '.join(drums.PATTERNS)}")

@@ -3,7 +3,10 @@
 A 射節 has N 節 per 耦, back to back, each exactly ``jie`` ticks (「間若一」): the first
 ``listen`` 節 are for listening, then one 拾 per 節.  Each 節 is one 終 of the song (a lost song:
 the 瑟's drone), and the drum pattern's strokes are spaced evenly across the 節, so every onset
-lies on one equal grid.  Release times that accord with the drum follow ``release_rule``.
+lies on one equal grid; where the cue lists both 朔鼙 and 應鼙, the small strokes alternate
+between them, 朔鼙 first (「先擊朔鼙，應鼙應之」).  A 鑮 or 編鐘 the cue lists strikes 黃鍾 on
+every 節's first tick (大射 注: 「奏樂以鼓鑮為節」).  Release times that accord with the drum
+follow ``release_rule``.
 """
 
 from __future__ import annotations
@@ -13,8 +16,10 @@ from cues.model import Cue
 from sequencer import drums
 from sequencer.ensemble import Ensemble
 from sequencer.events import CueSpan, Marker
-from sequencer.pieces import DRONE, SINGERS, play_syllable
+from sequencer.pieces import DRONE, LARGE_DRUMS, SINGERS, SMALL_DRUMS, play_syllable
 from sequencer.timebase import split_evenly, to_ticks
+
+JIE_BELLS = (("編鐘", 0), ("鑮", -12))  # a bell that marks the 節: 黃鍾, the 鑮 an octave below
 
 
 def shoot(ens: Ensemble, tick: int, cue: Cue, voices: set[str],
@@ -26,8 +31,9 @@ def shoot(ens: Ensemble, tick: int, cue: Cue, voices: set[str],
     jie = jie_ticks(ens, song)
     pattern = drums.strokes(ens.settings.drum_pattern, ens.settings.drum_reading)
     stroke_at = split_evenly(jie, len(pattern))
-    small = next((d for d in ("朔鼙", "鼙", "應鼙") if d in voices), None)
-    large = next((d for d in ("建鼓", "鼓") if d in voices), None)
+    smalls = [d for d in SMALL_DRUMS if d in voices]  # 「先擊朔鼙，應鼙應之」: they alternate
+    large = next((d for d in LARGE_DRUMS if d in voices), None)
+    bells = [(b, octave) for b, octave in JIE_BELLS if b in voices]
     n = shooting.jie
     cycles = max(1, len(shooting.ou))
     markers: list[Marker] = []
@@ -35,10 +41,15 @@ def shoot(ens: Ensemble, tick: int, cue: Cue, voices: set[str],
         for k in range(1, n + 1):
             at = tick + (cycle * n + k - 1) * jie
             markers.append(Marker.jie(at, cue.id, k, n, cycle))
+            for bell, octave in bells:  # 「奏樂以鼓鑮為節」
+                ens.pitched(at, jie, bell, octave, cue.id)
+            small_strokes = 0
             for offset, kind in zip(stroke_at, pattern, strict=True):
+                small = smalls[small_strokes % len(smalls)] if smalls else None
                 drum = (small if kind == drums.SMALL else large) or small or large
                 if drum:
                     ens.stroke(at + offset, drum, cue.id)
+                    small_strokes += drum == small
             if song.lost:
                 for semi in DRONE:
                     if "瑟" in voices:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from cues import repertoire
-from cues.model import Count, Cue, Rite
+from cues.model import Count, Cue, Rite, Setting
+from sequencer.choices import automatic_choices, sheet_choices
 from sequencer.events import Timeline
+from sequencer.settings import CompileSettings, make_settings
 from sequencer.timebase import seconds
 
 
 def _counts(items: tuple[Count, ...]) -> list[dict]:
-    return [{"name": c.name, "count": c.count} for c in items]
+    return [{"name": c.name, "count": c.count, **({"silent": c.silent} if c.silent else {})}
+            for c in items]
 
 
 def music_lost(cue: Cue) -> bool:
@@ -25,8 +28,10 @@ def music_lost(cue: Cue) -> bool:
     return False
 
 
-def cue_json(cue: Cue, timeline: Timeline | None) -> dict:
-    """One cue of ``show --json``, with its times when a timeline is given."""
+def cue_json(cue: Cue, timeline: Timeline | None,
+             settings: CompileSettings | None = None) -> dict:
+    """One cue of ``show --json``, with its times when a timeline is given, and the project's
+    own choices (the sheet's and the compiler's, under ``settings``)."""
     span = timeline.span(cue.id) if timeline is not None else None
     out: dict = {
         "id": cue.id,
@@ -63,11 +68,39 @@ def cue_json(cue: Cue, timeline: Timeline | None) -> dict:
         if span is not None:
             out["jie_s"] = float(seconds(span.jie_ticks or 0))
             out["release_s"] = [float(seconds(t)) for t in span.release_ticks]
+    settings = settings or compiled_settings(timeline)
+    out["choices"] = (sheet_choices(cue, out, settings)
+                      + automatic_choices(cue, settings, span, out["lost"]))
     return out
+
+
+def compiled_settings(timeline: Timeline | None) -> CompileSettings:
+    """The settings a timeline was compiled with (the defaults without one)."""
+    if timeline is None:
+        return make_settings()
+    return make_settings(None, {k: v for k, v in timeline.settings if v != "None"})
+
+
+def reading_json(reading: Setting) -> dict:
+    """A reading of ``show --json``: its value in force and every choice with its passage."""
+    choices: list[dict] = []
+    for value in reading.choices:
+        option = reading.option(value)
+        item: dict = {"value": value}
+        if option is not None and option.source is not None:
+            item["source"] = {"work": option.source.work, "quote": option.source.quote,
+                              **({"file": option.source.file} if option.source.file else {})}
+        if option is not None:
+            item["cues"] = list(option.cues)
+            item["setting"] = dict(option.setting)
+        choices.append(item)
+    return {"name": reading.name, "value": reading.value, "choices": choices,
+            "note": reading.note}
 
 
 def rite_json(rite: Rite, timeline: Timeline | None = None) -> dict:
     """A rite as ``show --json`` prints it (cue times and settings when a timeline is given)."""
+    settings = compiled_settings(timeline)
     return {
         "rite": rite.id,
         "title": rite.title,
@@ -78,8 +111,7 @@ def rite_json(rite: Rite, timeline: Timeline | None = None) -> dict:
                     **({"facing": p.facing} if p.facing else {})} for p in rite.layout],
         "variants": [{"id": v.id, "title": v.title, "chosen": v.id in rite.active_variants}
                      for v in rite.variants],
-        "readings": [{"name": r.name, "value": r.value, "choices": list(r.choices),
-                      "note": r.note} for r in rite.readings],
+        "readings": [reading_json(r) for r in rite.readings],
         "settings": dict(timeline.settings) if timeline is not None else {},
-        "cues": [cue_json(c, timeline) for c in rite.cues],
+        "cues": [cue_json(c, timeline, settings) for c in rite.cues],
     }
