@@ -440,7 +440,8 @@ def _register_audition(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_audition(args: argparse.Namespace) -> int:
-    from instruments.mixer import audition_notes, write_audio
+    from instruments.audio_files import write_audio
+    from instruments.audition import audition_notes
 
     pitch_hz = None
     if args.tuning == "sanfen":

@@ -30,7 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cues.catalog import GM_PERCUSSION_CHANNEL, get_instrument  # noqa: E402
 from instruments import voices  # noqa: E402
-from instruments.mixer import RenderNote, write_audio  # noqa: E402
+from instruments.audio_files import write_audio  # noqa: E402
+from instruments.mixer import RenderNote  # noqa: E402
 
 SOUNDFONT = Path("/usr/share/sounds/sf2/FluidR3_GM.sf2")
 HUANGZHONG = 261.63

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cues.errors import UserError
-from instruments.mixer import AudioReport, Progress, RenderNote, write_audio
+from instruments.audio_files import AudioReport, write_audio
+from instruments.mixer import Progress, RenderNote
 from sequencer.events import Timeline
 from sequencer.smf import write_midi
 from sequencer.timebase import seconds
