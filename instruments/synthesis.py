@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from instruments.tuning import cents_ratio
 from instruments.voice_models import (
     BELL_PARTIALS,
     DRUMS,
@@ -306,7 +307,7 @@ def _guan(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
     env = _sustain_env(P, dur, 0.07, RELEASE_S["管"], length, amp, keep)
     parts = []
     for cents in (-4.0, 4.0):
-        fp = f * 2 ** (cents / 1200)
+        fp = f * cents_ratio(cents)
         for h, a in ((1, 0.5), (2, 0.12), (3, 0.04)):
             if fp * h >= 0.45 * key.sample_rate:
                 continue

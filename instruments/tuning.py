@@ -116,6 +116,21 @@ def cents(ratio: Fraction | float) -> float:
     return 1200.0 * math.log2(float(ratio))
 
 
+def cents_ratio(cents: float) -> float:
+    """The frequency ratio of an interval of ``cents`` (the inverse of :func:`cents`)."""
+    return 2 ** (cents / 1200)
+
+
+def midi_key_hz(key: float) -> float:
+    """The frequency of a MIDI key, fractional keys included (A4 = 440 Hz = 69)."""
+    return A4_HZ * 2 ** ((key - A4_MIDI) / 12)
+
+
+def hz_midi_key(hz: float) -> float:
+    """The fractional MIDI key of a frequency (the inverse of :func:`midi_key_hz`)."""
+    return A4_MIDI + 12.0 * math.log2(hz / A4_HZ)
+
+
 @dataclass(frozen=True)
 class Tuning:
     """A tuning system and the frequency of 黃鍾."""
@@ -142,7 +157,7 @@ class Tuning:
 
     def midi_float(self, semitones: int) -> float:
         """The pitch as a fractional MIDI note number (A4 = 440 Hz = 69)."""
-        return A4_MIDI + 12.0 * math.log2(self.hz(semitones) / A4_HZ)
+        return hz_midi_key(self.hz(semitones))
 
     def midi(self, semitones: int) -> tuple[int, float]:
         """The nearest MIDI note and the offset from it in cents, in (-50, 50]."""

@@ -150,3 +150,12 @@ def test_cli_instruments_and_audition(tmp_path: Path, capsys: pytest.CaptureFixt
     assert np.fft.rfftfreq(len(x), 1 / SR)[spec.argmax()] == pytest.approx(293.66, rel=0.01)
     assert cli.main(["audition", "琵琶", "-o", str(out)]) == 2
     assert cli.main(["audition", "鼗", "-o", str(tmp_path / "t.flac")]) == 0
+
+
+def test_audition_default_huangzhong_is_the_tunings() -> None:
+    from instruments.audition import audition_notes
+    from instruments.tuning import DEFAULT_HUANGZHONG_HZ, Tuning
+
+    notes = audition_notes("編鐘")
+    assert notes[0].freq_hz == DEFAULT_HUANGZHONG_HZ
+    assert [n.freq_hz for n in notes] == [Tuning("equal").hz(st) for st in (0, 2, 4, 7, 9, 12)]
