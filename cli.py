@@ -545,7 +545,8 @@ def _register_plot(sub: argparse._SubParsersAction) -> None:
 
 def cmd_plot(args: argparse.Namespace) -> int:
     from sequencer.compiler import compile_rite
-    from sequencer.plots import picture_format, plot_timeline
+    from sequencer.plots import picture_format
+    from sequencer.timeline_plot import plot_timeline
 
     picture_format(args.output)  # a bad extension fails before any work
     rite, settings = _load(args)
@@ -572,7 +573,8 @@ def _register_layout(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_layout(args: argparse.Namespace) -> int:
-    from sequencer.plots import picture_format, plot_layout
+    from sequencer.layout_plot import plot_layout
+    from sequencer.plots import picture_format
 
     picture_format(args.output)
     rite, _ = _load(args)

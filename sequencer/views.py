@@ -12,7 +12,7 @@ def _counts(items: tuple[Count, ...]) -> list[dict]:
     return [{"name": c.name, "count": c.count} for c in items]
 
 
-def _lost(cue: Cue) -> bool:
+def music_lost(cue: Cue) -> bool:
     titles = [p.title for p in cue.pieces]
     if cue.shooting is not None:
         titles.append(cue.shooting.song)
@@ -39,7 +39,7 @@ def cue_json(cue: Cue, timeline: Timeline | None) -> dict:
         "at": cue.at,
         "start_s": float(span.start_s) if span else None,
         "duration_s": float(span.duration_s) if span and span.fixed_length else None,
-        "lost": _lost(cue),
+        "lost": music_lost(cue),
         "source": {"work": cue.source.work, "quote": cue.source.quote},
     }
     if cue.source.file:
