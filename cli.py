@@ -355,7 +355,8 @@ def _register_score(sub: argparse._SubParsersAction) -> None:
 
 def cmd_score(args: argparse.Namespace) -> int:
     from cues.repertoire import canonical_title
-    from instruments.score import piece_score, rite_score, write_score
+    from instruments.score import piece_score, rite_score
+    from instruments.score_files import write_score
     from instruments.tuning import parse_tuning
 
     tuning = parse_tuning(args.tuning, args.huangzhong)

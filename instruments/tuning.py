@@ -106,9 +106,13 @@ def lu_name(semitones: int) -> str:
     "黃鍾濁" = -12, "黃鍾濁濁" = -24).  The 濁 (low) register is what the old texts also call
     倍 (a pipe of double length); the suffix form mirrors "黃鍾清" so that names sort by 律.
     """
-    octave, pc = divmod(int(semitones), 12)
-    mark = "清" * octave if octave > 0 else "濁" * -octave
-    return LU_NAMES[pc] + mark
+    return LU_NAMES[int(semitones) % 12] + octave_mark(semitones)
+
+
+def octave_mark(semitones: int) -> str:
+    """清 for each octave above 黃鍾's, 濁 for each octave below ('' in 黃鍾's octave)."""
+    octave = int(semitones) // 12
+    return "清" * octave if octave > 0 else "濁" * -octave
 
 
 def cents(ratio: Fraction | float) -> float:

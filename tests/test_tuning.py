@@ -22,6 +22,7 @@ from instruments.tuning import (
     hz_midi_key,
     lu_name,
     midi_key_hz,
+    octave_mark,
     parse_tuning,
     sanfen_pipe_lengths,
     sanfen_ratios,
@@ -211,3 +212,8 @@ def test_key_hz_and_cents_conversions_are_inverse() -> None:
     assert cents_ratio(1200) == 2.0
     assert cents(cents_ratio(-4.0)) == pytest.approx(-4.0)
     assert Tuning("equal").midi_float(7) == pytest.approx(67.0)
+
+
+def test_octave_marks() -> None:
+    assert [octave_mark(s) for s in (0, 11, 12, 26, -1, -12, -13)] == [
+        "", "", "清", "清清", "濁", "濁", "濁濁"]
