@@ -21,7 +21,7 @@ import os
 import tempfile
 import threading
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -154,23 +154,34 @@ def _noise_burst(P: Any, tau: float, amp: float, keep: list[Any],
     return filt
 
 
+def _partials(spec: Iterable[tuple[float, float]], amp: float, brightness: float, tau: float,
+              tau_power: float, first_bright: int = 0) -> list[tuple[float, float, float]]:
+    """(ratio, amplitude, τ) of each partial of ``spec`` ((ratio, relative amplitude), lowest
+    first) for ``_modal``: the amplitudes scaled by ``amp`` and by ``brightness`` once per rank
+    above ``first_bright``, the time constants ``tau`` / ratio^``tau_power``."""
+    return [(r, amp * a * brightness ** max(0, k - first_bright), tau / r ** tau_power)
+            for k, (r, a) in enumerate(spec)]
+
+
+def _mixed(P: Any, parts: list[Any], keep: list[Any]) -> Any:
+    """The parts summed into one mono stream."""
+    mix = P.Mix(parts, voices=1)
+    keep.append(mix)
+    return mix
+
+
 def _bell(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
     f = float(key.freq_hz)  # type: ignore[arg-type]
     amp, b = _vel(key)
     tau1 = bianzhong_tau_s(f)
     ratios = BELL_PARTIALS[key.bell_interval or "minor"]
     amps = (1.0, 0.6, 0.3, 0.22, 0.18)
-    partials = []
-    for k, (r, a) in enumerate(zip(ratios, amps, strict=True)):
-        bright = (0.55 + 0.45 * b) ** max(0, k - 1)
-        partials.append((r, amp * a * bright, tau1 / r ** 0.9))
-    guard = 0.45 * key.sample_rate
-    parts = _modal(P, f, partials, guard, keep, f)
+    partials = _partials(zip(ratios, amps, strict=True), amp, 0.55 + 0.45 * b, tau1, 0.9,
+                         first_bright=1)
+    parts = _modal(P, f, partials, 0.45 * key.sample_rate, keep, f)
     parts.append(_noise_burst(P, 0.006, amp * 0.5 * b * b, keep,
                               bandpass=(min(3.2 * f, 0.4 * key.sample_rate), 3.0)))
-    mix = P.Mix(parts, voices=1)
-    keep.append(mix)
-    return mix
+    return _mixed(P, parts, keep)
 
 
 def _bo(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
@@ -178,15 +189,10 @@ def _bo(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
     amp, b = _vel(key)
     tau1 = bo_tau_s(f)
     spec = ((1.0, 1.0), (1.006, 0.55), (2.32, 0.22), (2.81, 0.14), (3.29, 0.09))
-    partials = []
-    for k, (r, a) in enumerate(spec):
-        bright = (0.5 + 0.5 * b) ** max(0, k - 1)
-        partials.append((r, amp * a * bright, tau1 / r ** 0.9))
+    partials = _partials(spec, amp, 0.5 + 0.5 * b, tau1, 0.9, first_bright=1)
     parts = _modal(P, f, partials, 0.45 * key.sample_rate, keep, f)
     parts.append(_noise_burst(P, 0.02, amp * 0.6 * b, keep, lowpass=min(2.0 * f, 600.0)))
-    mix = P.Mix(parts, voices=1)
-    keep.append(mix)
-    return mix
+    return _mixed(P, parts, keep)
 
 
 def _qing(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
@@ -194,16 +200,12 @@ def _qing(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
     amp, b = _vel(key)
     tau1 = qing_tau_s(f)
     amps = (1.0, 0.45, 0.22, 0.10)
-    partials = []
-    for k, (r, a) in enumerate(zip(QING_MODE_RATIOS, amps, strict=True)):
-        bright = (0.6 + 0.4 * b) ** k
-        partials.append((r, amp * a * bright, tau1 / r))
+    partials = _partials(zip(QING_MODE_RATIOS, amps, strict=True), amp, 0.6 + 0.4 * b, tau1,
+                         1.0)  # stone damps high modes: τ/ratio
     parts = _modal(P, f, partials, 0.45 * key.sample_rate, keep, f)
     parts.append(_noise_burst(P, 0.003, amp * 0.35 * b, keep,
                               lowpass=min(4000.0, 0.4 * key.sample_rate)))
-    mix = P.Mix(parts, voices=1)
-    keep.append(mix)
-    return mix
+    return _mixed(P, parts, keep)
 
 
 def _drum(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
@@ -213,14 +215,11 @@ def _drum(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
     glide = drop + f0  # f0·(1 + depth·e^(−t/60 ms))
     keep.append(glide)
     amps = (1.0, 0.5, 0.35, 0.25, 0.15)
-    partials = [(r, amp * a * (0.6 + 0.4 * b) ** k, tau / r ** 1.5)
-                for k, (r, a) in enumerate(zip(MEMBRANE_RATIOS, amps, strict=True))]
+    partials = _partials(zip(MEMBRANE_RATIOS, amps, strict=True), amp, 0.6 + 0.4 * b, tau, 1.5)
     parts = _modal(P, glide, partials, 0.45 * key.sample_rate, keep, f0 * (1 + depth))
     parts.append(_noise_burst(P, 0.03, amp * 0.7 * b, keep,
                               lowpass=min(cutoff * (0.6 + 0.8 * b), 0.4 * key.sample_rate)))
-    mix = P.Mix(parts, voices=1)
-    keep.append(mix)
-    return mix
+    return _mixed(P, parts, keep)
 
 
 # strike times (s) and relative strengths of the 鼗's pellets: a fixed, deterministic pattern
@@ -253,9 +252,7 @@ def _tao(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
         # the pellet's click: two short high resonances
         parts += _modal(P, 1.0, [(3000.0, amp * 0.5 * b, 0.004), (4700.0, amp * 0.3 * b, 0.003)],
                         0.45 * key.sample_rate, keep, 1.0, strike=strikes)
-    mix = P.Mix(parts, voices=1)
-    keep.append(mix)
-    return mix
+    return _mixed(P, parts, keep)
 
 
 def _se(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
@@ -345,9 +342,7 @@ def _ge(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
         res = P.Reson(src, freq=fc, q=fc / bw, mul=g)
         keep.append(res)
         parts.append(res)
-    mix = P.Mix(parts, voices=1)
-    keep.append(mix)
-    return mix
+    return _mixed(P, parts, keep)
 
 
 _BUILDERS: dict[str, Builder] = {
