@@ -355,7 +355,8 @@ def _register_score(sub: argparse._SubParsersAction) -> None:
 
 def cmd_score(args: argparse.Namespace) -> int:
     from cues.repertoire import canonical_title
-    from instruments.score import piece_score, rite_score, write_score
+    from instruments.score import piece_score, rite_score
+    from instruments.score_files import write_score
     from instruments.tuning import parse_tuning
 
     tuning = parse_tuning(args.tuning, args.huangzhong)
@@ -440,7 +441,8 @@ def _register_audition(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_audition(args: argparse.Namespace) -> int:
-    from instruments.mixer import audition_notes, write_audio
+    from instruments.audio_files import write_audio
+    from instruments.audition import audition_notes
 
     pitch_hz = None
     if args.tuning == "sanfen":
@@ -544,7 +546,8 @@ def _register_plot(sub: argparse._SubParsersAction) -> None:
 
 def cmd_plot(args: argparse.Namespace) -> int:
     from sequencer.compiler import compile_rite
-    from sequencer.plots import picture_format, plot_timeline
+    from sequencer.plots import picture_format
+    from sequencer.timeline_plot import plot_timeline
 
     picture_format(args.output)  # a bad extension fails before any work
     rite, settings = _load(args)
@@ -571,7 +574,8 @@ def _register_layout(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_layout(args: argparse.Namespace) -> int:
-    from sequencer.plots import picture_format, plot_layout
+    from sequencer.layout_plot import plot_layout
+    from sequencer.plots import picture_format
 
     picture_format(args.output)
     rite, _ = _load(args)
