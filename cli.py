@@ -13,7 +13,8 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 from cues.errors import UserError
 
@@ -133,6 +134,28 @@ def _load(args: argparse.Namespace):
                          until_cue=getattr(args, "until_cue", None), overrides=vars(args))
 
 
+def _load_timeline(args: argparse.Namespace):
+    """The rite named on the command line and its compiled timeline."""
+    from sequencer.compiler import compile_rite
+
+    rite, settings = _load(args)
+    return rite, compile_rite(rite, settings)
+
+
+@contextmanager
+def _writing(path: str) -> Iterator[None]:
+    """A failure to write ``path`` becomes the user's error (a full disk, a missing folder)."""
+    try:
+        yield
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _warn(problems: Sequence[str]) -> None:
+    for problem in problems:
+        _err(f"yuezheng: warning: {problem}")
+
+
 @command
 def _register_rites(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("rites", help="list the built-in rites")
@@ -169,11 +192,10 @@ def _register_show(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from sequencer.compiler import compile_rite
     from sequencer.views import rite_json
 
-    rite, settings = _load(args)
-    data = rite_json(rite, compile_rite(rite, settings))
+    rite, timeline = _load_timeline(args)
+    data = rite_json(rite, timeline)
     if args.json:
         _print_json(data)
         return EXIT_OK
@@ -266,16 +288,12 @@ def _register_midi(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_midi(args: argparse.Namespace) -> int:
-    from sequencer.compiler import compile_rite
     from sequencer.smf import write_midi
     from sequencer.timebase import seconds
 
-    rite, settings = _load(args)
-    timeline = compile_rite(rite, settings)
-    try:
+    rite, timeline = _load_timeline(args)
+    with _writing(args.output):
         write_midi(timeline, args.output, title=rite.title)
-    except OSError as exc:
-        raise UserError(f"cannot write {args.output}: {exc.strerror or exc}") from None
     jie = sum(1 for m in timeline.markers if m.kind == "jie")
     _out(f"wrote {args.output}: {rite.title}, {len(rite.cues)} cues, {len(timeline.notes)} notes, "
          f"{jie} 節 markers, {_clock(float(seconds(timeline.end)))}")
@@ -480,11 +498,9 @@ def _register_render(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    from sequencer.compiler import compile_rite
     from sequencer.render import render_fluidsynth, render_timeline
 
-    rite, settings = _load(args)
-    timeline = compile_rite(rite, settings)
+    rite, timeline = _load_timeline(args)
     if args.engine == "fluidsynth":
         if args.stems:
             raise UserError("--stems needs the built-in engine (FluidSynth renders one mix)")
@@ -553,19 +569,14 @@ def _register_plot(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    from sequencer.compiler import compile_rite
     from sequencer.plots import picture_format, plot_timeline
     from sequencer.timebase import seconds
 
     picture_format(args.output)  # a bad extension fails before any work
-    rite, settings = _load(args)
-    timeline = compile_rite(rite, settings)
-    try:
+    rite, timeline = _load_timeline(args)
+    with _writing(args.output):
         problems = plot_timeline(rite, timeline, args.output)
-    except OSError as exc:
-        raise UserError(f"cannot write {args.output}: {exc.strerror or exc}") from None
-    for problem in problems:
-        _err(f"yuezheng: warning: {problem}")
+    _warn(problems)
     _out(f"wrote {args.output}: {rite.title}, {len(timeline.spans)} cues, "
          f"{len(timeline.notes)} notes, {_clock(float(seconds(timeline.end)))}")
     return EXIT_OK
@@ -585,12 +596,9 @@ def cmd_layout(args: argparse.Namespace) -> int:
 
     picture_format(args.output)
     rite, _ = _load(args)
-    try:
+    with _writing(args.output):
         problems = plot_layout(rite, args.output)
-    except OSError as exc:
-        raise UserError(f"cannot write {args.output}: {exc.strerror or exc}") from None
-    for problem in problems:
-        _err(f"yuezheng: warning: {problem}")
+    _warn(problems)
     moves = sum(len(c.moves) for c in rite.cues)
     _out(f"wrote {args.output}: {rite.title}, {rite.hang}, {len(rite.layout)} positions, "
          f"{moves} moves")
