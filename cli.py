@@ -1,6 +1,8 @@
 """yuezheng command line — the only module that prints.
 
-Each command is a ``cmd_<name>(args) -> int`` function registered in ``_build_parser``.  Library
+Each command is a ``cmd_<name>(args) -> int`` function; a ``_register_<name>`` function marked
+``@command`` adds its sub-parser, and ``_build_parser`` calls them all.  The arguments several
+commands share are added by one helper each (``_add_settings``, ``_add_tuning``, …).  Library
 errors that are the user's fault (a bad sheet, a bad argument) are ``UserError`` subclasses and
 end in exit code 2 with a one-paragraph message and no traceback; anything else is exit 1.
 Heavy libraries (pyo, music21, numpy-heavy modules) are imported inside the commands that need
