@@ -30,16 +30,11 @@ def parse_pieces(
     checker: SheetChecker, data: dict, kind: str, *, index: int, cue: str, base: Path | None,
 ) -> tuple[PieceRef, ...]:
     """The cue's ``pieces`` (relative realization paths are taken from ``base``)."""
-    raw = data.get("pieces")
-    if raw is None:
-        return ()
     where = {"table": "cue", "index": index, "key": "pieces", "cue": cue}
-    if not isinstance(raw, list):
-        checker.error(f"'pieces' is {describe_value(raw)}: expected an array of titles or "
-                      "{ title = \"…\", by = \"歌\"|\"笙\" }", **where)
-        return ()
+    raw = checker.array(data.get("pieces"), "pieces", "an array of titles or "
+                        "{ title = \"…\", by = \"歌\"|\"笙\" }", **where)
     out: list[PieceRef] = []
-    for item in raw:
+    for item in raw or ():
         entry = _entry(checker, item, base, where)
         if entry is not None:
             ref = _piece_ref(checker, kind, *entry, where=where)

@@ -59,16 +59,10 @@ def parse_counts(
     check_name: Callable[[str], str | None] | None = None, what: str,
 ) -> tuple[Count, ...]:
     """An array of ``{ name, count }``; ``check_name`` gives a name's canonical form or None."""
-    raw = data.get(key)
-    if raw is None:
-        return ()
     where = {"table": table, "index": index, "key": key, "cue": cue}
-    if not isinstance(raw, list):
-        checker.error(f"{key!r} is {describe_value(raw)}: expected an array of {{ name = \"…\", "
-                      "count = N }}", **where)
-        return ()
+    raw = checker.array(data.get(key), key, "an array of { name = \"…\", count = N }}", **where)
     out: list[Count] = []
-    for item in raw:
+    for item in raw or ():
         if not isinstance(item, dict):
             checker.error(f"an entry of {key!r} is {describe_value(item)}: expected "
                           "{ name = \"…\", count = N }", **where)
@@ -109,15 +103,10 @@ def parse_positions(
     ``index_of(i)`` is the table an entry's errors point at: the i-th ``[[position]]``, or the
     one cue that holds all its moves.
     """
-    if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        checker.error(f"{key or table!r} is {describe_value(raw)}: expected an array of "
-                      "positions { name, x, y }", table=table, index=index_of(0), key=key,
-                      cue=cue)
-        return ()
+    entries = checker.array(raw, key or table, "an array of positions { name, x, y }",
+                            table=table, index=index_of(0), key=key, cue=cue)
     out: list[Position] = []
-    for i, item in enumerate(raw):
+    for i, item in enumerate(entries or ()):
         where = {"table": table, "index": index_of(i), "cue": cue}
         if not isinstance(item, dict):
             checker.error(f"a position is {describe_value(item)}: expected {{ name, x, y }}",

@@ -65,6 +65,15 @@ class SheetChecker:
                     table=table, index=index, key=key or k, cue=cue,
                 )
 
+    def array(self, raw: object, name: str, what: str, **where: Any) -> list | None:
+        """``raw`` if it is an array; None if it is absent, or (reported) anything else."""
+        if raw is None:
+            return None
+        if not isinstance(raw, list):
+            self.error(f"{name!r} is {describe_value(raw)}: expected {what}", **where)
+            return None
+        return raw
+
     def string_list(
         self, data: dict, key: str, *, table: str, index: int, cue: str | None = None,
     ) -> tuple[str, ...]:
