@@ -1,6 +1,8 @@
 """yuezheng command line — the only module that prints.
 
-Each command is a ``cmd_<name>(args) -> int`` function registered in ``_build_parser``.  Library
+Each command is a ``cmd_<name>(args) -> int`` function; a ``_register_<name>`` function marked
+``@command`` adds its sub-parser, and ``_build_parser`` calls them all.  The arguments several
+commands share are added by one helper each (``_add_settings``, ``_add_tuning``, …).  Library
 errors that are the user's fault (a bad sheet, a bad argument) are ``UserError`` subclasses and
 end in exit code 2 with a one-paragraph message and no traceback; anything else is exit 1.
 Heavy libraries (pyo, music21, numpy-heavy modules) are imported inside the commands that need
@@ -13,7 +15,8 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 from cues.errors import UserError
 
@@ -56,11 +59,45 @@ def command(register: Callable[[argparse._SubParsersAction], None]):
 # — rites, show, validate, pieces, midi (the foundation) —
 
 
+_VARIANT_HELP = "choose a variant of the rite (repeatable); `show` lists them"
+
+
+def _add_variant(p: argparse.ArgumentParser | argparse._ArgumentGroup,
+                 text: str = _VARIANT_HELP) -> None:
+    """--variant V (repeatable): the variants of the rite to play; ``text`` is its help."""
+    p.add_argument("--variant", action="append", default=[], metavar="V", help=text)
+
+
+def _add_tuning(p: argparse.ArgumentParser | argparse._ArgumentGroup,
+                default_tuning: str | None = None) -> None:
+    """--huangzhong HZ and --tuning: the pitch of 黃鍾 and the tuning system.
+
+    A timeline command gives no ``default_tuning``: both default to None, so that the sheet's
+    [settings] (else the compiler's defaults) decide, and the compiler reads the text as it reads
+    the sheet's; a command without a timeline names its tuning and gets 黃鍾 as a number.
+    """
+    from instruments.tuning import DEFAULT_HUANGZHONG_HZ, TUNING_SYSTEMS
+
+    own = default_tuning is not None
+    p.add_argument("--huangzhong", dest="huangzhong_hz", type=float if own else None,
+                   metavar="HZ", default=DEFAULT_HUANGZHONG_HZ if own else None,
+                   help=f"frequency of 黃鍾 in Hz (default {DEFAULT_HUANGZHONG_HZ:.2f} = C4: the "
+                   "sources give none)")
+    p.add_argument("--tuning", choices=TUNING_SYSTEMS, default=default_tuning,
+                   help="sanfen = 三分損益, equal = equal temperament (default "
+                   f"{default_tuning or 'sanfen'})")
+
+
+def _add_bell_interval(p: argparse.ArgumentParser) -> None:
+    """--bell-interval: the 側鼓音 of the 編鐘 above its 正鼓音."""
+    p.add_argument("--bell-interval", choices=("minor", "major"), default="minor",
+                   help="編鐘: 側鼓音 a minor (default) or major third above the 正鼓音")
+
+
 def _add_settings(p: argparse.ArgumentParser) -> None:
-    """The compiler settings every timeline command accepts."""
+    """The variants and the compiler settings every timeline command accepts."""
     g = p.add_argument_group("settings (override the sheet's [settings])")
-    g.add_argument("--variant", action="append", default=[], metavar="V",
-                   help="choose a variant of the rite (repeatable); `show` lists them")
+    _add_variant(g)
     g.add_argument("--tempo", dest="tempo_bpm", metavar="BPM",
                    help="sung syllables a minute (default 60)")
     g.add_argument("--jie-seconds", dest="jie_seconds", metavar="S",
@@ -70,10 +107,7 @@ def _add_settings(p: argparse.ArgumentParser) -> None:
     g.add_argument("--go-gap", dest="go_gap_s", metavar="S",
                    help="offline: seconds between a cue's end and the next operator GO "
                         "(default 2)")
-    g.add_argument("--huangzhong", dest="huangzhong_hz", metavar="HZ",
-                   help="frequency of 黃鍾 (default 261.63 Hz, C4; the sources give none)")
-    g.add_argument("--tuning", choices=("sanfen", "equal"),
-                   help="三分損益 (default) or equal temperament")
+    _add_tuning(g)
     g.add_argument("--drum-pattern", dest="drum_pattern",
                    choices=("jie", "lu", "xue", "lu2", "xue2"),
                    help="射節 strokes: jie (default) or a 投壺 pattern (魯鼓, 薛鼓)")
@@ -93,20 +127,35 @@ def _add_timeline_args(p: argparse.ArgumentParser, output: str) -> None:
     _add_settings(p)
 
 
-_SETTING_ARGS = ("tempo_bpm", "jie_seconds", "lost_zhong_seconds", "go_gap_s", "huangzhong_hz",
-                 "tuning", "drum_pattern", "drum_reading", "release_rule")
-
-
 def _load(args: argparse.Namespace):
     """The rite named on the command line, with its variants, range and compiled settings."""
-    from cues.sheet import load_rite
-    from sequencer.compiler import make_settings, select_cues
+    from sequencer.selection import selected_rite
 
-    rite = load_rite(args.rite, tuple(getattr(args, "variant", ()) or ()))
-    if getattr(args, "from_cue", None) or getattr(args, "until_cue", None):
-        rite = select_cues(rite, args.from_cue, args.until_cue)
-    overrides = {k: getattr(args, k, None) for k in _SETTING_ARGS}
-    return rite, make_settings(rite.settings, overrides)
+    return selected_rite(args.rite, variants=getattr(args, "variant", ()) or (),
+                         from_cue=getattr(args, "from_cue", None),
+                         until_cue=getattr(args, "until_cue", None), overrides=vars(args))
+
+
+def _load_timeline(args: argparse.Namespace):
+    """The rite named on the command line and its compiled timeline."""
+    from sequencer.compiler import compile_rite
+
+    rite, settings = _load(args)
+    return rite, compile_rite(rite, settings)
+
+
+@contextmanager
+def _writing(path: str) -> Iterator[None]:
+    """A failure to write ``path`` becomes the user's error (a full disk, a missing folder)."""
+    try:
+        yield
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _warn(problems: Sequence[str]) -> None:
+    for problem in problems:
+        _err(f"yuezheng: warning: {problem}")
 
 
 @command
@@ -145,11 +194,10 @@ def _register_show(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from sequencer.compiler import compile_rite
     from sequencer.views import rite_json
 
-    rite, settings = _load(args)
-    data = rite_json(rite, compile_rite(rite, settings))
+    rite, timeline = _load_timeline(args)
+    data = rite_json(rite, timeline)
     if args.json:
         _print_json(data)
         return EXIT_OK
@@ -242,18 +290,15 @@ def _register_midi(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_midi(args: argparse.Namespace) -> int:
-    from sequencer.compiler import compile_rite
     from sequencer.smf import write_midi
+    from sequencer.timebase import seconds
 
-    rite, settings = _load(args)
-    timeline = compile_rite(rite, settings)
-    try:
+    rite, timeline = _load_timeline(args)
+    with _writing(args.output):
         write_midi(timeline, args.output, title=rite.title)
-    except OSError as exc:
-        raise UserError(f"cannot write {args.output}: {exc.strerror or exc}") from None
     jie = sum(1 for m in timeline.markers if m.kind == "jie")
     _out(f"wrote {args.output}: {rite.title}, {len(rite.cues)} cues, {len(timeline.notes)} notes, "
-         f"{jie} 節 markers, {_clock(float(timeline.end) / 960)}")
+         f"{jie} 節 markers, {_clock(float(seconds(timeline.end)))}")
     return EXIT_OK
 
 
@@ -328,8 +373,6 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 @command
 def _register_score(sub: argparse._SubParsersAction) -> None:
-    from instruments.tuning import DEFAULT_HUANGZHONG_HZ, TUNING_SYSTEMS
-
     p = sub.add_parser(
         "score",
         help="write the score of a 詩譜 piece, or of the sung pieces of a rite",
@@ -343,22 +386,18 @@ def _register_score(sub: argparse._SubParsersAction) -> None:
                    help="a repertoire title (鹿鳴, 关雎, …) or a rite (name, alias or .toml path)")
     p.add_argument("-o", "--output", metavar="OUT", required=True,
                    help="OUT.musicxml, OUT.xml, OUT.mxl or OUT.pdf (PDF needs Debian lilypond)")
-    p.add_argument("--huangzhong", type=float, metavar="HZ", default=DEFAULT_HUANGZHONG_HZ,
-                   help=f"frequency of 黃鍾 in Hz (default {DEFAULT_HUANGZHONG_HZ:.2f} = C4: the "
-                   "sources give none)")
-    p.add_argument("--tuning", choices=TUNING_SYSTEMS, default="sanfen",
-                   help="sanfen = 三分損益 (default), equal = equal temperament")
-    p.add_argument("--variant", action="append", metavar="V", default=[],
-                   help="rites only: select a variant reading (repeatable)")
+    _add_tuning(p, "sanfen")
+    _add_variant(p, "rites only: select a variant reading (repeatable)")
     p.set_defaults(func=cmd_score)
 
 
 def cmd_score(args: argparse.Namespace) -> int:
     from cues.repertoire import canonical_title
-    from instruments.score import piece_score, rite_score, write_score
+    from instruments.score import piece_score, rite_score
+    from instruments.score_files import write_score
     from instruments.tuning import parse_tuning
 
-    tuning = parse_tuning(args.tuning, args.huangzhong)
+    tuning = parse_tuning(args.tuning, args.huangzhong_hz)
     title = canonical_title(args.target)
     if title is not None:
         if args.variant:
@@ -366,12 +405,9 @@ def cmd_score(args: argparse.Namespace) -> int:
         score = piece_score(title, tuning)
         what = f"《{title}》"
     else:
-        try:
-            from cues.sheet import load_rite
-        except ImportError as exc:
-            raise UserError(f"{args.target!r} is not a piece of the repertoire, and rites cannot "
-                            f"be loaded here ({exc})") from None
-        rite = load_rite(args.target, args.variant or ())
+        from cues.sheet import load_rite
+
+        rite = load_rite(args.target, args.variant)
         score = rite_score(rite, tuning)
         what = rite.title
     out = write_score(score, args.output)
@@ -430,24 +466,21 @@ def _register_audition(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("name", metavar="NAME", help="an instrument of `yuezheng instruments`")
     p.add_argument("-o", "--output", metavar="OUT", required=True, help="OUT.wav or OUT.flac")
-    p.add_argument("--huangzhong", type=float, metavar="HZ", default=261.63,
-                   help="frequency of 黃鍾 in Hz (default 261.63 = C4: the sources give none)")
-    p.add_argument("--tuning", choices=("sanfen", "equal"), default="equal",
-                   help="equal = equal temperament (default), sanfen = 三分損益")
-    p.add_argument("--bell-interval", choices=("minor", "major"), default="minor",
-                   help="編鐘: 側鼓音 a minor (default) or major third above the 正鼓音")
+    _add_tuning(p, "equal")
+    _add_bell_interval(p)
     p.set_defaults(func=cmd_audition)
 
 
 def cmd_audition(args: argparse.Namespace) -> int:
-    from instruments.mixer import audition_notes, write_audio
+    from instruments.audio_files import write_audio
+    from instruments.audition import audition_notes
 
     pitch_hz = None
     if args.tuning == "sanfen":
         from instruments.tuning import parse_tuning
 
-        pitch_hz = parse_tuning(args.tuning, args.huangzhong).hz
-    notes = audition_notes(args.name, args.huangzhong, bell_interval=args.bell_interval,
+        pitch_hz = parse_tuning(args.tuning, args.huangzhong_hz).hz
+    notes = audition_notes(args.name, args.huangzhong_hz, bell_interval=args.bell_interval,
                            pitch_hz=pitch_hz)
     report = write_audio(args.output, notes)
     _out(f"wrote {report.path}: {notes[0].instrument}, {report.notes} notes, "
@@ -464,17 +497,14 @@ def _register_render(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--engine", choices=("yuezheng", "fluidsynth"), default="yuezheng",
                    help="built-in voices (default) or FluidSynth with a SoundFont")
     p.add_argument("--soundfont", metavar="FILE.sf2", help="for --engine fluidsynth")
-    p.add_argument("--bell-interval", choices=("minor", "major"), default="minor",
-                   help="側鼓音 a minor (default) or major third above 正鼓音")
+    _add_bell_interval(p)
     p.set_defaults(func=cmd_render)
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    from sequencer.compiler import compile_rite
     from sequencer.render import render_fluidsynth, render_timeline
 
-    rite, settings = _load(args)
-    timeline = compile_rite(rite, settings)
+    rite, timeline = _load_timeline(args)
     if args.engine == "fluidsynth":
         if args.stems:
             raise UserError("--stems needs the built-in engine (FluidSynth renders one mix)")
@@ -543,20 +573,17 @@ def _register_plot(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    from sequencer.compiler import compile_rite
-    from sequencer.plots import picture_format, plot_timeline
+    from sequencer.plots import picture_format
+    from sequencer.timebase import seconds
+    from sequencer.timeline_plot import plot_timeline
 
     picture_format(args.output)  # a bad extension fails before any work
-    rite, settings = _load(args)
-    timeline = compile_rite(rite, settings)
-    try:
+    rite, timeline = _load_timeline(args)
+    with _writing(args.output):
         problems = plot_timeline(rite, timeline, args.output)
-    except OSError as exc:
-        raise UserError(f"cannot write {args.output}: {exc.strerror or exc}") from None
-    for problem in problems:
-        _err(f"yuezheng: warning: {problem}")
+    _warn(problems)
     _out(f"wrote {args.output}: {rite.title}, {len(timeline.spans)} cues, "
-         f"{len(timeline.notes)} notes, {_clock(float(timeline.end) / 960)}")
+         f"{len(timeline.notes)} notes, {_clock(float(seconds(timeline.end)))}")
     return EXIT_OK
 
 
@@ -565,22 +592,19 @@ def _register_layout(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("layout", help="draw a rite's hang from above (PNG or SVG)")
     p.add_argument("rite", metavar="RITE|FILE")
     p.add_argument("-o", "--output", required=True, metavar="OUT.png|OUT.svg")
-    p.add_argument("--variant", action="append", default=[], metavar="V",
-                   help="choose a variant of the rite (repeatable); `show` lists them")
+    _add_variant(p)
     p.set_defaults(func=cmd_layout)
 
 
 def cmd_layout(args: argparse.Namespace) -> int:
-    from sequencer.plots import picture_format, plot_layout
+    from sequencer.layout_plot import plot_layout
+    from sequencer.plots import picture_format
 
     picture_format(args.output)
     rite, _ = _load(args)
-    try:
+    with _writing(args.output):
         problems = plot_layout(rite, args.output)
-    except OSError as exc:
-        raise UserError(f"cannot write {args.output}: {exc.strerror or exc}") from None
-    for problem in problems:
-        _err(f"yuezheng: warning: {problem}")
+    _warn(problems)
     moves = sum(len(c.moves) for c in rite.cues)
     _out(f"wrote {args.output}: {rite.title}, {rite.hang}, {len(rite.layout)} positions, "
          f"{moves} moves")
@@ -809,7 +833,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
-    except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback for users
+    except Exception as exc:  # the last line of defence: no traceback for users
         _err(f"yuezheng: internal error: {type(exc).__name__}: {exc}")
         if os.environ.get("YUEZHENG_DEBUG"):
             raise

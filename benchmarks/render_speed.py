@@ -28,12 +28,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cues.catalog import GM_PERCUSSION_CHANNEL, get_instrument  # noqa: E402
-from instruments import voices  # noqa: E402
-from instruments.mixer import RenderNote, write_audio  # noqa: E402
+from cues.catalog import GM_PERCUSSION_CHANNEL, get_instrument
+from instruments import voices
+from instruments.audio_files import write_audio
+from instruments.mixer import RenderNote
+from instruments.tuning import DEFAULT_HUANGZHONG_HZ, Tuning, hz_midi_key
 
 SOUNDFONT = Path("/usr/share/sounds/sf2/FluidR3_GM.sf2")
-HUANGZHONG = 261.63
+EQUAL = Tuning("equal", DEFAULT_HUANGZHONG_HZ)
 PENTATONIC = (0, 2, 4, 7, 9)
 
 # (instrument, voices of it, octave offset in semitones, x, y)
@@ -61,7 +63,7 @@ def dense_notes(minutes: float, seed: int = 7) -> list[RenderNote]:
                 if start >= seconds:
                     break
                 st = octave + rng.choice(degrees)
-                freq = HUANGZHONG * 2 ** (st / 12) if inst.pitched else None
+                freq = EQUAL.hz(st) if inst.pitched else None
                 notes.append(RenderNote(start, name, freq, rng.choice((0.5, 0.9)),
                                         rng.choice((80, 100, 112)), x + 0.4 * v, y, name))
     notes.sort(key=lambda n: n.start_s)
@@ -82,7 +84,7 @@ def write_midi(notes: list[RenderNote], path: Path) -> None:
         else:
             ch = inst.channel
             programs[ch] = int(inst.gm_program)  # type: ignore[arg-type]
-            key = round(69 + 12 * __import__("math").log2(n.freq_hz / 440.0))  # type: ignore[operator]
+            key = round(hz_midi_key(n.freq_hz))  # type: ignore[arg-type]
         on = round(n.start_s * 960)
         off = round((n.start_s + n.duration_s) * 960)
         events.append((on, 1, mido.Message("note_on", channel=ch, note=key, velocity=n.velocity)))

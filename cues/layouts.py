@@ -28,7 +28,8 @@ _SOURCES = {
     "判縣": "判县左右之合，又空北面",
     "特縣": "特县县於东方，或於阶间而已",
 }
-_FACING = {"東": "西", "西": "東", "南": "北", "北": "南"}
+FACINGS = ("東", "西", "南", "北")  # the ways a position may face
+_FACING = {"東": "西", "西": "東", "南": "北", "北": "南"}  # a frame on a side faces the middle
 
 
 def _side_frames(hang: str, side: str) -> list[tuple[str, str]]:

@@ -46,6 +46,8 @@ BY_GUAN = "管"
 BY_BELLS = "鍾鼓"
 BY_VALUES = (BY_SINGERS, BY_SHENG, BY_GUAN, BY_BELLS)
 
+ARROWS = 4  # 乘矢: each archer shoots four arrows, one 拾 per 節
+
 
 @dataclass(frozen=True)
 class Source:
@@ -132,7 +134,7 @@ class ShootingMusic:
     jie: int
     listen: int
     ou: tuple[Ou, ...]
-    arrows: int = 4  # 乘矢
+    arrows: int = ARROWS
 
 
 @dataclass(frozen=True)

@@ -23,34 +23,29 @@ Editorial choices, each stated in the score itself (as credit text):
 
 A piece whose melody is lost has no score: :func:`piece_score` raises ``UserError`` ("melody
 lost; no score is invented").  music21 is imported inside the functions (it is slow to import).
+``instruments.score_files`` writes a score to MusicXML or, through LilyPond, PDF.
 """
 
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
-import tempfile
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from cues.errors import UserError
 from cues.repertoire import MODES, Piece, Stanza, canonical_title, get_piece
 from cues.sources import read_json_source
-from instruments.tuning import Tuning
+from instruments.tuning import Tuning, lu_name, octave_mark
 
 if TYPE_CHECKING:
     from music21 import stream
 
 SYLLABLES_PER_BAR = 4
 CENTS_SHOWN_FROM = 1.0  # |deviation| at which the cents are written above the note
-SCORE_SUFFIXES = (".musicxml", ".xml", ".mxl", ".pdf")
-LILYPOND_TIMEOUT_S = 300
-_CONTINUED = "  "  # a credit line that continues the one above (wrapped)
+CONTINUED = "  "  # a credit line that continues the one above (wrapped)
 
 _CN_DIGITS = "〇一二三四五六七八九十"
 _POSITION = re.compile(r"positions?\s+(\d+)(?:\s*-\s*(\d+))?")
@@ -90,12 +85,7 @@ def stanza_label(number: int) -> str:
 
 def lu_abbreviation(semitones: int) -> str:
     """The 律 as the 律呂字 line writes it (first character), with 清 marks: 黃, 黃清, 太清."""
-    from instruments.tuning import lu_name
-
-    name = lu_name(semitones)
-    octave = semitones // 12
-    mark = "清" * octave if octave > 0 else "濁" * -octave
-    return name[0] + mark
+    return lu_name(semitones)[0] + octave_mark(semitones)
 
 
 def score_title(piece: Piece) -> str:
@@ -254,7 +244,7 @@ class _Builder:
         info.composer = "詩譜 (開元十二詩譜, 趙彥肅傳; 熊朋來《瑟譜》)"
         info.lyricist = "詩經"
         score.metadata = info
-        lines = [(_CONTINUED if i else "") + part
+        lines = [(CONTINUED if i else "") + part
                  for line in credits for i, part in enumerate(_wrap(line))]
         y = 60 + 24 * len(lines)
         for line in lines:
@@ -359,101 +349,3 @@ def rite_score(rite: RiteLike, tuning: Tuning = Tuning()) -> stream.Score:  # no
     if not sung:
         raise UserError(f"{rite.title}: no sung (歌) pieces, so there is nothing to score")
     return builder.score(f"{rite.title} — 歌", _credits(tuning, modes, builder.editorial))
-
-
-def _check_output(path: Path) -> str:
-    suffix = path.suffix.lower()
-    if suffix not in SCORE_SUFFIXES:
-        raise UserError(f"cannot write a score to {str(path)!r}: expected a file name ending in "
-                        f"{', '.join(SCORE_SUFFIXES)}")
-    if not path.parent.is_dir():
-        raise UserError(f"cannot write {str(path)!r}: directory {str(path.parent)!r} "
-                        "does not exist")
-    return suffix
-
-
-def write_score(score: stream.Score, path: str | Path) -> Path:
-    """Write a score as MusicXML (.musicxml, .xml), compressed MusicXML (.mxl) or PDF (.pdf).
-
-    PDF goes through LilyPond (``musicxml2ly`` then ``lilypond``, Debian package ``lilypond``);
-    Chinese text needs a CJK font installed (e.g. Debian ``fonts-noto-cjk`` or
-    ``fonts-wqy-microhei``).  In the PDF the credit text is printed as notes after the music and
-    long staff texts (the [校] notes) become numbered references to those notes, because
-    musicxml2ly maps credits to header fields and lets long texts stretch the bars.
-    """
-    out = Path(path)
-    suffix = _check_output(out)
-    if suffix in (".musicxml", ".xml"):
-        score.write("musicxml", fp=str(out))
-        return out
-    if suffix == ".pdf":
-        lilypond, musicxml2ly = shutil.which("lilypond"), shutil.which("musicxml2ly")
-        if not (lilypond and musicxml2ly):
-            raise UserError("PDF scores need LilyPond, which is not installed: install the "
-                            "Debian package `lilypond` (apt-get install lilypond), or write "
-                            ".musicxml / .mxl instead")
-    # .mxl and .pdf: music21 and LilyPond write beside their input, so work in a private directory
-    with tempfile.TemporaryDirectory(prefix="yuezheng-score-") as tmp:
-        work = Path(tmp)
-        if suffix == ".mxl":
-            written = Path(score.write("mxl", fp=str(work / "score.mxl")))
-            shutil.move(str(written), out)
-            return out
-        for_lilypond, notes = _lilypond_copy(score)
-        xml = Path(for_lilypond.write("musicxml", fp=str(work / "score.musicxml")))
-        ly = work / "score.ly"
-        _run([musicxml2ly, "--output", str(ly), str(xml)], work)  # type: ignore[list-item]
-        ly.write_text(ly.read_text(encoding="utf-8") + _ly_notes(notes), encoding="utf-8")
-        _run([lilypond, "--pdf", "-o", str(work / "score"), str(ly)], work)  # type: ignore[list-item]
-        shutil.move(str(work / "score.pdf"), out)
-    return out
-
-
-LILYPOND_TEXT_MAX = 24  # longer staff texts stretch LilyPond's bars: they move to the end notes
-
-
-def _lilypond_copy(score: stream.Score) -> tuple[stream.Score, list[str]]:
-    """A copy for musicxml2ly, which maps credits haphazardly to header fields and spaces long
-    staff texts badly: the credit lines become end notes, and each long staff text (an editorial
-    [校] note) is replaced by a numbered reference to its end note."""
-    import copy
-
-    from music21 import expressions, text
-
-    dup = copy.deepcopy(score)
-    notes: list[str] = []
-    for box in list(dup.getElementsByClass(text.TextBox)):
-        dup.remove(box)
-    long_texts = [t for t in dup.recurse().getElementsByClass(expressions.TextExpression)
-                  if len(t.content) > LILYPOND_TEXT_MAX]
-    for number, words in enumerate(long_texts, start=1):
-        notes.append(f"({number}) {words.content}")
-        words.content = f"[校 {number}]" if words.content.startswith("[校]") else f"({number})"
-    paragraphs: list[str] = []
-    for box in score.getElementsByClass(text.TextBox):
-        if box.content.startswith(_CONTINUED) and paragraphs:
-            paragraphs[-1] += " " + box.content.strip()
-        else:
-            paragraphs.append(box.content)
-    return dup, [*paragraphs, *notes]
-
-
-def _ly_notes(lines: Sequence[str]) -> str:
-    """Top-level LilyPond markups (printed after the music), one paragraph per line."""
-    out = []
-    for line in lines:
-        escaped = line.replace("\\", "\\\\").replace('"', '\\"')
-        out.append(f'\\markup \\fontsize #-2 \\wordwrap-string #"{escaped}"\n')
-    return "\n" + "".join(out)
-
-
-def _run(argv: list[str], cwd: Path) -> None:
-    name = Path(argv[0]).name
-    try:
-        subprocess.run(argv, cwd=cwd, check=True, capture_output=True, text=True,
-                       timeout=LILYPOND_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        raise RuntimeError(f"{name} took longer than {LILYPOND_TIMEOUT_S} s") from None
-    except subprocess.CalledProcessError as exc:
-        tail = "\n".join((exc.stderr or "").strip().splitlines()[-8:])
-        raise RuntimeError(f"{name} failed (exit {exc.returncode}):\n{tail}") from None

@@ -106,14 +106,33 @@ def lu_name(semitones: int) -> str:
     "黃鍾濁" = -12, "黃鍾濁濁" = -24).  The 濁 (low) register is what the old texts also call
     倍 (a pipe of double length); the suffix form mirrors "黃鍾清" so that names sort by 律.
     """
-    octave, pc = divmod(int(semitones), 12)
-    mark = "清" * octave if octave > 0 else "濁" * -octave
-    return LU_NAMES[pc] + mark
+    return LU_NAMES[int(semitones) % 12] + octave_mark(semitones)
+
+
+def octave_mark(semitones: int) -> str:
+    """清 for each octave above 黃鍾's, 濁 for each octave below ('' in 黃鍾's octave)."""
+    octave = int(semitones) // 12
+    return "清" * octave if octave > 0 else "濁" * -octave
 
 
 def cents(ratio: Fraction | float) -> float:
     """The size of a frequency ratio in cents."""
     return 1200.0 * math.log2(float(ratio))
+
+
+def cents_ratio(cents: float) -> float:
+    """The frequency ratio of an interval of ``cents`` (the inverse of :func:`cents`)."""
+    return 2 ** (cents / 1200)
+
+
+def midi_key_hz(key: float) -> float:
+    """The frequency of a MIDI key, fractional keys included (A4 = 440 Hz = 69)."""
+    return A4_HZ * 2 ** ((key - A4_MIDI) / 12)
+
+
+def hz_midi_key(hz: float) -> float:
+    """The fractional MIDI key of a frequency (the inverse of :func:`midi_key_hz`)."""
+    return A4_MIDI + 12.0 * math.log2(hz / A4_HZ)
 
 
 @dataclass(frozen=True)
@@ -142,7 +161,7 @@ class Tuning:
 
     def midi_float(self, semitones: int) -> float:
         """The pitch as a fractional MIDI note number (A4 = 440 Hz = 69)."""
-        return A4_MIDI + 12.0 * math.log2(self.hz(semitones) / A4_HZ)
+        return hz_midi_key(self.hz(semitones))
 
     def midi(self, semitones: int) -> tuple[int, float]:
         """The nearest MIDI note and the offset from it in cents, in (-50, 50]."""

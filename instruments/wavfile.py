@@ -2,7 +2,7 @@
 
 Why not libsndfile: its float → 24-bit conversion took 2.2–2.7 s for the 22:46 of 鄉射禮 on this
 machine, twice the whole mixing; numpy packs the same samples in about 0.3 s
-(``benchmarks/render_rite.py``).  FLAC still goes through libsndfile (``instruments.mixer``).
+(``benchmarks/render_rite.py``).  FLAC still goes through libsndfile (``instruments.audio_files``).
 
 Format: a canonical RIFF/WAVE file, ``fmt `` chunk with WAVE_FORMAT_PCM (1), 24 bits, then a
 ``data`` chunk.  A 28-byte ``JUNK`` chunk is reserved after the RIFF header, so that a file that

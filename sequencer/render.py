@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cues.errors import UserError
-from instruments.mixer import AudioReport, Progress, RenderNote, write_audio
+from instruments.audio_files import AudioReport, write_audio
+from instruments.mixer import DEFAULT_SAMPLE_RATE, Progress, RenderNote
 from sequencer.events import Timeline
 from sequencer.smf import write_midi
 from sequencer.timebase import seconds
@@ -54,6 +55,8 @@ def render_timeline(
 
 @dataclass(frozen=True)
 class FluidReport:
+    """What ``render_fluidsynth`` wrote and how fast."""
+
     path: str
     duration_s: float
     compute_s: float
@@ -65,6 +68,7 @@ class FluidReport:
 
 
 def find_soundfont(explicit: str | None) -> Path:
+    """The SoundFont given, or the first of ``SOUNDFONT_PATHS`` that exists."""
     if explicit:
         p = Path(explicit)
         if not p.is_file():
@@ -78,7 +82,7 @@ def find_soundfont(explicit: str | None) -> Path:
 
 def render_fluidsynth(
     timeline: Timeline, path: str | Path, soundfont: str | None = None, title: str = "",
-    sample_rate: int = 48000,
+    sample_rate: int = DEFAULT_SAMPLE_RATE,
 ) -> FluidReport:
     """Render the timeline's MIDI file through FluidSynth (WAV or FLAC by extension)."""
     exe = shutil.which("fluidsynth")

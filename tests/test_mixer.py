@@ -12,7 +12,7 @@ import soundfile as sf
 
 import cli
 from cues.errors import UserError
-from instruments import mixer, voices
+from instruments import audio_files, limiter, mixer, placement, voices
 from instruments.mixer import RenderNote
 
 SR = 48000
@@ -25,23 +25,23 @@ def _note(start: float, inst: str = "編磬", freq: float | None = 330.0, *, vel
 
 
 def test_pan_law_constant_power_side_and_distance() -> None:
-    left, right = mixer.pan_gains(10.0, -15.0)  # due east of the listener, 10 m away
+    left, right = placement.pan_gains(10.0, -15.0)  # due east of the listener, 10 m away
     assert left == pytest.approx(0.0, abs=1e-12) and right == pytest.approx(0.5)
-    left, right = mixer.pan_gains(-3.0, -11.0)  # west, 5 m: full level
+    left, right = placement.pan_gains(-3.0, -11.0)  # west, 5 m: full level
     assert left > right and left**2 + right**2 == pytest.approx(1.0)
-    left, right = mixer.pan_gains(0.0, 5.0)  # straight ahead, 20 m: 1/d from 5 m
+    left, right = placement.pan_gains(0.0, 5.0)  # straight ahead, 20 m: 1/d from 5 m
     assert left == pytest.approx(right) and math.hypot(left, right) == pytest.approx(0.25)
-    assert mixer.pan_gains(0.0, -14.0) == pytest.approx((math.sqrt(0.5), math.sqrt(0.5)))
+    assert placement.pan_gains(0.0, -14.0) == pytest.approx((math.sqrt(0.5), math.sqrt(0.5)))
 
 
 def test_note_hung_in_the_east_is_louder_on_the_right(tmp_path: Path) -> None:
     path = tmp_path / "east.wav"
-    mixer.write_audio(path, [_note(0.0, "編鐘", 262.0, x=6.0, y=-8.0)])
+    audio_files.write_audio(path, [_note(0.0, "編鐘", 262.0, x=6.0, y=-8.0)])
     data, rate = sf.read(path)
     assert rate == SR and data.shape[1] == 2
     rms = np.sqrt((data**2).mean(axis=0))
     assert rms[1] > 2 * rms[0]
-    mixer.write_audio(path, [_note(0.0, "編鐘", 262.0, x=-6.0, y=-8.0)])
+    audio_files.write_audio(path, [_note(0.0, "編鐘", 262.0, x=-6.0, y=-8.0)])
     data, _ = sf.read(path)
     rms = np.sqrt((data**2).mean(axis=0))
     assert rms[0] > 2 * rms[1]
@@ -55,12 +55,12 @@ def test_stems_sum_to_the_mix(tmp_path: Path) -> None:
         _note(0.5, "瑟", 196.0, x=-1.0, y=0.0, stem="工歌"),
         _note(0.7, "笙", 294.0, stem="笙/和"),  # a name that is not a safe file name
     ]
-    report = mixer.write_audio(tmp_path / "mix.flac", notes, stems_dir=tmp_path / "stems")
+    report = audio_files.write_audio(tmp_path / "mix.flac", notes, stems_dir=tmp_path / "stems")
     assert len(report.stems) == 4 and all(Path(p).suffix == ".flac" for p in report.stems)
-    assert Path(mixer.stem_path(tmp_path / "stems", "笙/和", ".flac")).exists()
+    assert Path(audio_files.stem_path(tmp_path / "stems", "笙/和", ".flac")).exists()
     mix, _ = sf.read(tmp_path / "mix.flac")
     total = sum(sf.read(p)[0] for p in report.stems)
-    tolerance = (len(report.stems) + 1) * mixer.STEM_SUM_TOLERANCE_LSB * LSB
+    tolerance = (len(report.stems) + 1) * audio_files.STEM_SUM_TOLERANCE_LSB * LSB
     assert np.abs(total - mix).max() <= tolerance
     assert np.abs(mix).max() > 0.01  # a real signal, not two silences
 
@@ -69,24 +69,24 @@ def test_forty_loud_notes_never_clip(tmp_path: Path) -> None:
     notes = [_note(0.0, "建鼓", None, vel=127, y=-12.0, stem="drums") for _ in range(20)]
     notes += [_note(0.0, "編鐘", 200.0 * (1 + i / 20), vel=127, x=1.0, y=-12.0, stem="bells")
               for i in range(20)]
-    report = mixer.write_audio(tmp_path / "loud.wav", notes, stems_dir=tmp_path / "s")
+    report = audio_files.write_audio(tmp_path / "loud.wav", notes, stems_dir=tmp_path / "s")
     data, _ = sf.read(tmp_path / "loud.wav")
     assert np.abs(data).max() <= 1.0
-    assert np.abs(data).max() <= mixer.LIMITER_CEILING + LSB
-    assert report.peak <= mixer.LIMITER_CEILING + 1e-6
+    assert np.abs(data).max() <= limiter.LIMITER_CEILING + LSB
+    assert report.peak <= limiter.LIMITER_CEILING + 1e-6
     assert report.min_gain_db < -3.0  # the limiter had to act
     # every stem is kept under the ceiling too (the drums alone exceed the mix here)
     for p in report.stems:
-        assert np.abs(sf.read(p)[0]).max() <= mixer.LIMITER_CEILING + LSB
+        assert np.abs(sf.read(p)[0]).max() <= limiter.LIMITER_CEILING + LSB
 
 
 def test_same_notes_same_bytes(tmp_path: Path) -> None:
     notes = [_note(0.05 * i, inst, f, x=i - 3.0, vel=70 + 5 * i)
              for i, (inst, f) in enumerate([("編鐘", 262.0), ("鼗", None), ("瑟", 196.0),
                                             ("管", 392.0), ("鼙", None), ("鑮", 131.0)])]
-    mixer.write_audio(tmp_path / "a.wav", notes)
+    audio_files.write_audio(tmp_path / "a.wav", notes)
     voices.clear_cache()  # the second render synthesizes every note again
-    mixer.write_audio(tmp_path / "b.wav", notes)
+    audio_files.write_audio(tmp_path / "b.wav", notes)
     assert (tmp_path / "a.wav").read_bytes() == (tmp_path / "b.wav").read_bytes()
 
 
@@ -100,7 +100,7 @@ def test_block_size_does_not_change_the_mix() -> None:
     small_blocks = list(mixer.render(notes, block_s=0.05))
     small = np.concatenate(small_blocks)
     assert big.dtype == np.float32 and big.shape[1] == 2
-    assert max(b.shape[0] for b in small_blocks) <= 0.05 * SR + mixer.LIMITER_CHUNK
+    assert max(b.shape[0] for b in small_blocks) <= 0.05 * SR + limiter.LIMITER_CHUNK
     assert np.array_equal(big, small)
     # the mix lasts exactly to the end of the last note's tail
     end = max(round(n.start_s * SR) + voices.note_length_samples("編磬", n.freq_hz, 0.5)
@@ -115,7 +115,7 @@ def test_render_is_lazy_and_places_notes_only_where_they_sound() -> None:
     blocks = mixer.render(notes, block_s=1.0)
     first = next(blocks)
     assert voices.cache_info()["misses"] - before <= 1
-    assert first.shape == (round(SR / mixer.LIMITER_CHUNK) * mixer.LIMITER_CHUNK, 2)
+    assert first.shape == (round(SR / limiter.LIMITER_CHUNK) * limiter.LIMITER_CHUNK, 2)
     blocks.close()
     # a note at 2.5 s appears at exactly its sample
     out = np.concatenate(list(mixer.render([_note(2.5, "鼙", None)], block_s=1.0)))
@@ -125,9 +125,9 @@ def test_render_is_lazy_and_places_notes_only_where_they_sound() -> None:
 
 def test_bad_input_is_a_user_error(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="unsupported audio file type"):
-        mixer.write_audio(tmp_path / "x.mp3", [_note(0.0)])
+        audio_files.write_audio(tmp_path / "x.mp3", [_note(0.0)])
     with pytest.raises(UserError, match="no notes"):
-        mixer.write_audio(tmp_path / "x.wav", [])
+        audio_files.write_audio(tmp_path / "x.wav", [])
     with pytest.raises(UserError, match="start_s"):
         _note(-1.0)
     with pytest.raises(UserError, match="note 1 .*velocity"):
@@ -150,3 +150,12 @@ def test_cli_instruments_and_audition(tmp_path: Path, capsys: pytest.CaptureFixt
     assert np.fft.rfftfreq(len(x), 1 / SR)[spec.argmax()] == pytest.approx(293.66, rel=0.01)
     assert cli.main(["audition", "琵琶", "-o", str(out)]) == 2
     assert cli.main(["audition", "鼗", "-o", str(tmp_path / "t.flac")]) == 0
+
+
+def test_audition_default_huangzhong_is_the_tunings() -> None:
+    from instruments.audition import audition_notes
+    from instruments.tuning import DEFAULT_HUANGZHONG_HZ, Tuning
+
+    notes = audition_notes("編鐘")
+    assert notes[0].freq_hz == DEFAULT_HUANGZHONG_HZ
+    assert [n.freq_hz for n in notes] == [Tuning("equal").hz(st) for st in (0, 2, 4, 7, 9, 12)]

@@ -11,7 +11,9 @@ import cli
 from cues.errors import UserError
 from cues.sheet import BUILTIN_RITES, load_rite
 from sequencer.compiler import compile_rite, make_settings
-from sequencer.plots import find_cjk_font, picture_format, plot_layout, plot_timeline
+from sequencer.layout_plot import plot_layout
+from sequencer.plots import find_cjk_font, picture_format
+from sequencer.timeline_plot import plot_timeline
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -17,7 +17,8 @@ import pytest
 from cli import main
 from cues.errors import UserError
 from cues.repertoire import Piece, all_pieces, get_piece
-from instruments.score import lu_abbreviation, piece_score, rite_score, write_score
+from instruments.score import lu_abbreviation, piece_score, rite_score
+from instruments.score_files import write_score
 from instruments.tuning import Tuning
 
 SONGS = tuple(p.title for p in all_pieces() if p.stanzas)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import cli
+from cues.builtin import builtin_text
 from cues.errors import SheetErrors
 from cues.sheet import BUILTIN_RITES, builtin_rite, load_rite, load_sheet, parse_sheet
 
@@ -238,10 +239,8 @@ def mutations(text: str, rng: random.Random, count: int) -> list[str]:
 
 @pytest.mark.parametrize("rite", BUILTIN_RITES)
 def test_mutated_truncated_garbage_sheets_never_traceback(rite, tmp_path: Path, capsys) -> None:
-    from cues.sheet import _builtin_text
-
     rng = random.Random(rite)
-    for i, text in enumerate(mutations(_builtin_text(rite), rng, 40)):
+    for i, text in enumerate(mutations(builtin_text(rite), rng, 40)):
         path = tmp_path / f"m{i}.toml"
         path.write_text(text, encoding="utf-8", errors="surrogatepass")
         code, out, err = run_cli(["show", str(path), "--json"], capsys)

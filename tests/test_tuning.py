@@ -17,7 +17,12 @@ from instruments.tuning import (
     LU_NAMES,
     TUNING_SYSTEMS,
     Tuning,
+    cents,
+    cents_ratio,
+    hz_midi_key,
     lu_name,
+    midi_key_hz,
+    octave_mark,
     parse_tuning,
     sanfen_pipe_lengths,
     sanfen_ratios,
@@ -196,3 +201,19 @@ def test_tuning_is_frozen_and_hashable() -> None:
         t.system = "equal"  # type: ignore[misc]
     assert {t: 1}[Tuning("sanfen", DEFAULT_HUANGZHONG_HZ)] == 1
     assert "261.63 Hz" in t.describe() and "C4" in t.describe()
+
+
+def test_key_hz_and_cents_conversions_are_inverse() -> None:
+    assert midi_key_hz(69) == 440.0
+    assert midi_key_hz(60) == DEFAULT_HUANGZHONG_HZ
+    assert midi_key_hz(60.5) == pytest.approx(DEFAULT_HUANGZHONG_HZ * 2 ** (1 / 24))
+    for key in (21, 60, 69.25, 108):
+        assert hz_midi_key(midi_key_hz(key)) == pytest.approx(key)
+    assert cents_ratio(1200) == 2.0
+    assert cents(cents_ratio(-4.0)) == pytest.approx(-4.0)
+    assert Tuning("equal").midi_float(7) == pytest.approx(67.0)
+
+
+def test_octave_marks() -> None:
+    assert [octave_mark(s) for s in (0, 11, 12, 26, -1, -12, -13)] == [
+        "", "", "清", "清清", "濁", "濁", "濁濁"]

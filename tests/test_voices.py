@@ -12,7 +12,7 @@ import pytest
 
 from cues.catalog import CATALOG
 from cues.errors import UserError
-from instruments import voices
+from instruments import voice_models, voices
 
 SR = 48000
 
@@ -56,7 +56,7 @@ def test_bianzhong_upper_partials_from_pitch_facts() -> None:
     x = voices.render_note("編鐘", f, 1.0, 127)
     freqs, mag = _spectrum(x[: SR // 2])
     floor = float(np.median(mag))
-    for r in voices.BELL_PARTIALS["minor"]:
+    for r in voice_models.BELL_PARTIALS["minor"]:
         found, m = _peak_near(freqs, mag, f * r, rel=0.02)
         assert abs(found / (f * r) - 1) < 0.01, r
         assert m > 30 * floor, r
@@ -68,11 +68,11 @@ def test_bianqing_partials_follow_the_stated_bar_model() -> None:
     freqs, mag = _spectrum(x[: int(0.3 * SR)])
     floor = float(np.median(mag))
     found = []
-    for r in voices.QING_MODE_RATIOS:
+    for r in voice_models.QING_MODE_RATIOS:
         fr, m = _peak_near(freqs, mag, f * r, rel=0.02)
         assert m > 30 * floor, r
         found.append(fr / f)
-    assert found == pytest.approx(list(voices.QING_MODE_RATIOS), rel=0.01)
+    assert found == pytest.approx(list(voice_models.QING_MODE_RATIOS), rel=0.01)
     # not harmonic: nothing at the 2nd or 3rd harmonic
     for h in (2.0, 3.0):
         _, m = _peak_near(freqs, mag, f * h, rel=0.01)

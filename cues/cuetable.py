@@ -1,0 +1,176 @@
+"""One ``[[cue]]`` table of a sheet: its keys, their checks, and the rules of each kind of cue."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from cues.catalog import canonical_instrument
+from cues.cuepieces import parse_pieces
+from cues.model import BY_SHENG, BY_SINGERS, KINDS, TRIGGER_GO, Cue, PieceRef, Source, Stop, Trigger
+from cues.shooting import parse_shooting
+from cues.subtables import parse_counts, parse_positions, parse_source
+from cues.triggers import parse_trigger
+from cues.validation import SheetChecker, closest, describe_value, is_number
+
+CUE_KEYS = {
+    "id", "kind", "title", "at", "trigger", "pieces", "zhong", "performers", "instruments",
+    "stop", "moves", "song", "jie", "listen", "ou", "when", "unless", "source",
+    "pre_wait_s", "post_wait_s", "duration_s", "operator_ends", "note",
+}
+STOP_KEYS = {"event", "at"}
+MOVE_KEYS = {"name", "x", "y", "facing", "instrument"}
+WAIT_KEYS = ("pre_wait_s", "post_wait_s", "duration_s")
+MAX_WAIT_S = 24 * 3600
+MAX_ZHONG = 99
+ID_RE = re.compile(r"^[^\s/]+$")  # an id: no spaces, no '/'
+
+
+def parse_cue(checker: SheetChecker, data: object, index: int, base: Path | None) -> Cue | None:
+    """The ``index``-th ``[[cue]]`` (None if it has no valid id or kind: nothing to build)."""
+    head = _id_and_kind(checker, data, index)
+    if head is None:
+        return None
+    cid, kind = head
+    assert isinstance(data, dict)
+    where = {"table": "cue", "index": index, "cue": cid}
+    music = KINDS[kind][0]
+    title = checker.get(data, "title", str, "a string", **where) or ""
+    at = checker.get(data, "at", str, "the ritual moment in the text's words, e.g. \"賓及庭\"",
+                     **where) or ""
+    trigger = parse_trigger(checker, data.get("trigger"), index=index, cue=cid)
+    if trigger is not None and trigger.kind == TRIGGER_GO and not at.strip():
+        checker.error("a cue the operator calls (trigger \"go\") needs 'at': the ritual moment "
+                      "to watch for at standby, in the text's words", key="trigger", **where)
+    source = parse_source(checker, data.get("source"), required=music, **where)
+    pieces = parse_pieces(checker, data, kind, index=index, cue=cid, base=base)
+    zhong = _zhong(checker, data, where)
+    performers = parse_counts(checker, data, "performers", what="performer", **where)
+    instruments = parse_counts(checker, data, "instruments", check_name=canonical_instrument,
+                               what="instrument", **where)
+    stop = _stop(checker, data, where)
+    moves = parse_positions(checker, data.get("moves"), table="cue", key="moves", cue=cid,
+                            allowed=MOVE_KEYS, index_of=lambda _i: index)
+    waits = _waits(checker, data, where)
+    operator_ends = _operator_ends(checker, data, kind, where)
+    shooting = parse_shooting(checker, data, kind, index=index, cue=cid)
+    _check_kind_rules(checker, kind, pieces, zhong, bool(moves), where)
+    return Cue(
+        id=cid, kind=kind, at=at.strip(), trigger=trigger or Trigger(TRIGGER_GO),
+        source=source or Source(work="", quote=""), pieces=pieces, zhong=zhong,
+        performers=performers, instruments=instruments, stop=stop, title=title, moves=moves,
+        shooting=shooting, pre_wait_s=waits.get("pre_wait_s", 0.0),
+        post_wait_s=waits.get("post_wait_s", 0.0), duration_s=waits.get("duration_s"),
+        operator_ends=operator_ends, line=checker.lines.line("cue", index),
+    )
+
+
+def _id_and_kind(checker: SheetChecker, data: object, index: int) -> tuple[str, str] | None:
+    """The cue's id and kind, its keys checked; None if either is missing or wrong."""
+    if not isinstance(data, dict):
+        checker.error(f"cue number {index + 1} is {describe_value(data)}: expected a [[cue]] "
+                      "table", table="cue", index=index)
+        return None
+    cid = data.get("id")
+    if not isinstance(cid, str) or not ID_RE.match(cid):
+        checker.error(f"cue number {index + 1} has id = {cid!r}: expected a non-empty id "
+                      "without spaces or '/'", table="cue", index=index, key="id")
+        return None
+    where = {"table": "cue", "index": index, "cue": cid}
+    checker.unknown_keys(data, CUE_KEYS, "a cue", **where)
+    kind = checker.get(data, "kind", str, f"one of {', '.join(KINDS)}", required=True, **where)
+    if kind is not None and kind not in KINDS:
+        hint = closest(kind, KINDS)
+        checker.error(f"unknown kind {kind!r}" + (f" (did you mean {hint!r}?)" if hint else "")
+                      + f"; expected one of: {', '.join(KINDS)}", key="kind", **where)
+        return None
+    return None if kind is None else (cid, kind)
+
+
+def _zhong(checker: SheetChecker, data: dict, where: dict) -> int | None:
+    """How many 終 (times through) the pieces are played, if the sheet says."""
+    zhong = data.get("zhong")
+    if zhong is not None and (isinstance(zhong, bool) or not isinstance(zhong, int)
+                              or not 1 <= zhong <= MAX_ZHONG):
+        checker.error(f"'zhong' (終) is {describe_value(zhong)}: expected a whole number from 1 "
+                      f"to {MAX_ZHONG}", key="zhong", **where)
+        return None
+    return zhong
+
+
+def _stop(checker: SheetChecker, data: dict, where: dict) -> Stop | None:
+    """The event that ends a cue that plays until stopped, and the moment it comes."""
+    if "stop" not in data:
+        return None
+    raw = data["stop"]
+    if not isinstance(raw, dict) or not all(
+            isinstance(raw.get(k), str) and raw.get(k).strip() for k in STOP_KEYS):
+        checker.error(f"'stop' is {describe_value(raw)}: expected {{ event = \"樂闋\", at = "
+                      "\"the ritual moment\" }}", key="stop", **where)
+        return None
+    checker.unknown_keys(raw, STOP_KEYS, "'stop'", key="stop", **where)
+    return Stop(raw["event"].strip(), raw["at"].strip())
+
+
+def _waits(checker: SheetChecker, data: dict, where: dict) -> dict[str, float]:
+    """The waits and the fixed length the sheet gives, in seconds."""
+    waits: dict[str, float] = {}
+    for key in WAIT_KEYS:
+        value = data.get(key)
+        if value is None:
+            continue
+        if not is_number(value) or not 0 <= value <= MAX_WAIT_S:
+            checker.error(f"{key!r} is {describe_value(value)}: expected seconds from 0 to "
+                          f"{MAX_WAIT_S}", key=key, **where)
+            continue
+        waits[key] = float(value)
+    return waits
+
+
+def _operator_ends(checker: SheetChecker, data: dict, kind: str, where: dict) -> bool:
+    """Whether the operator ends the cue (a 無算樂 unless the sheet says otherwise)."""
+    operator_ends = data.get("operator_ends", kind == "無算樂")
+    if not isinstance(operator_ends, bool):
+        checker.error(f"'operator_ends' is {describe_value(operator_ends)}: expected true or "
+                      "false", key="operator_ends", **where)
+        return False
+    return operator_ends
+
+
+def _check_kind_rules(
+    checker: SheetChecker, kind: str, pieces: tuple[PieceRef, ...], zhong: int | None,
+    has_moves: bool, where: dict,
+) -> None:
+    """What a cue of ``kind`` must have and must not have."""
+    music = KINDS[kind][0]
+    if kind == "遷樂" and not has_moves:
+        checker.error("a 遷樂 cue moves the musicians: expected 'moves' with their new positions",
+                      **where)
+    if kind != "遷樂" and has_moves and kind != "管":
+        checker.error(f"'moves' belongs to a 遷樂 cue (this cue is {kind})", key="moves", **where)
+    if music and kind not in ("無算樂", "射節") and not pieces:
+        checker.error(f"a {kind} cue needs 'pieces': the pieces it plays, in order", **where)
+    if not music and pieces:
+        checker.error(f"a {kind} cue plays no music: remove 'pieces'", key="pieces", **where)
+    if pieces and zhong is not None and kind != "無算樂":
+        n = len(pieces) if kind != "射節" else 1
+        if zhong % n and n % zhong:
+            checker.error(f"{zhong} 終 does not fit {n} pieces: expected the 終 to repeat each "
+                          "piece (終 a multiple of the pieces) or to group them (the pieces a "
+                          "multiple of the 終)", key="zhong", **where)
+    if kind == "間歌" and pieces:
+        _check_alternation(checker, pieces, where)
+
+
+def _check_alternation(checker: SheetChecker, pieces: tuple[PieceRef, ...], where: dict) -> None:
+    """間歌: 歌 and 笙 take turns, in pairs, 歌 first."""
+    for i, ref in enumerate(pieces):
+        expected = BY_SINGERS if i % 2 == 0 else BY_SHENG
+        if ref.by != expected:
+            checker.error(f"間歌 alternates 歌 and 笙 (「一歌則一吹」), starting with 歌: piece "
+                          f"{i + 1} 《{ref.title}》 is played by {ref.by}, expected {expected}",
+                          key="pieces", **where)
+            break
+    if len(pieces) % 2:
+        checker.error(f"間歌 alternates 歌 and 笙 in pairs: {len(pieces)} pieces leave the last "
+                      "歌 without its 笙", key="pieces", **where)

@@ -1,0 +1,352 @@
+"""The sound of each voice, built as a pyo graph and rendered offline into a numpy array.
+
+``synthesize(key)`` boots an offline pyo server (``Server(audio="offline")``), builds the graph
+of the key's voice (one builder per voice below: modal resonators for the bells, the stone and
+the drums, a waveguide string for the 瑟, band-limited pulses and formants for the winds and the
+voice), records it into a table and returns it as float32, ending in a 50 ms raised-cosine fade
+to exactly zero.  The numbers come from ``instruments.voice_models``.
+
+Rendering is deterministic: each note's noise generators are seeded from a CRC of the note's
+key, so the same note gives the same samples in any process and whatever was rendered before.
+pyo is imported lazily, inside ``synthesize``, never at module import, and with
+``PYO_GUI_WX=0`` so that it prints no WxPython banner.  Only one pyo server may exist in a
+process at a time: ``PYO_LOCK`` serializes the renders, which must not be mixed with a live pyo
+server in the same process.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+import threading
+import zlib
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from instruments.tuning import cents_ratio
+from instruments.voice_models import (
+    BELL_PARTIALS,
+    DRUMS,
+    FADE_S,
+    MEMBRANE_RATIOS,
+    QING_MODE_RATIOS,
+    RELEASE_S,
+    VOICES,
+    NoteKey,
+    bianzhong_tau_s,
+    bo_tau_s,
+    key_length,
+    qing_tau_s,
+    se_decay_s,
+)
+
+PYO_LOCK = threading.RLock()
+
+
+def _seed(key: NoteKey) -> int:
+    return zlib.crc32(repr(key).encode("utf-8")) % 2_000_000_000 + 1
+
+
+def synthesize(key: NoteKey) -> np.ndarray:
+    """The samples of the note ``key`` (``key_length(key)`` of them, the last one 0), rendered
+    by an offline pyo server of its own; the caller holds ``PYO_LOCK``."""
+    os.environ.setdefault("PYO_GUI_WX", "0")
+    import pyo  # lazy on purpose: never import pyo at module import
+
+    n = key_length(key)
+    sr = key.sample_rate
+    length_s = n / sr
+    with tempfile.TemporaryDirectory(prefix="yuezheng-voice-") as tmp:
+        server = pyo.Server(sr=sr, nchnls=1, duplex=0, audio="offline", buffersize=256)
+        server.setVerbosity(0)
+        server.boot()
+        try:
+            server.setGlobalSeed(_seed(key))
+            # run a few blocks longer than the note so the table is surely full
+            server.recordOptions(dur=length_s + 2048 / sr, filename=os.path.join(tmp, "o.wav"),
+                                 fileformat=0, sampletype=3)
+            table = pyo.NewTable(length=length_s + 1024 / sr, chnls=1)
+            keep: list[Any] = []
+            sig = _BUILDERS[key.instrument](pyo, key, length_s, keep)
+            rec = pyo.TableRec(sig, table=table).play()
+            keep += [sig, rec]
+            server.start()
+            data = np.array(memoryview(table.getBuffer()), dtype=np.float64)
+        finally:
+            server.stop()
+            server.shutdown()
+    arr = np.zeros(n, dtype=np.float32)
+    m = min(n, data.size)
+    # the raised-cosine end: exactly zero at the last sample whatever pyo's ramp did
+    arr[:m] = data[:m]
+    k = min(n, int(FADE_S * sr))
+    if k > 1:
+        arr[n - k:] *= (0.5 + 0.5 * np.cos(np.linspace(0.0, math.pi, k))).astype(np.float32)
+    return arr
+
+
+# ── voice builders (each receives the pyo module, the key, the length and a keep-alive list) ─
+
+Builder = Callable[[Any, NoteKey, float, list[Any]], Any]
+
+
+def _vel(key: NoteKey) -> tuple[float, float]:
+    """(amplitude scale, brightness 0…1) for the key's velocity."""
+    v = key.velocity / 127.0
+    return (v ** 1.5) * VOICES[key.instrument].level, v
+
+
+def _decay(P: Any, tau: float, amp: float, keep: list[Any], attack: float = 0.0005,
+           delay: float = 0.0) -> tuple[Any, float]:
+    """amp · (linear attack) · exp(−t/τ) as a pyo stream that starts at ``delay`` and is cut
+    (to 0) after 12 τ (−104 dB), so it costs nothing afterwards; returns (stream, active s)."""
+    active = attack + 12.0 * tau
+    att = P.Linseg([(0.0, 0.0), (attack, amp), (active, amp)])
+    ramp = P.Linseg([(0.0, 0.0), (active, -active / tau)])
+    env = P.Pow(math.e, ramp, mul=att)
+    for obj in (att, ramp, env):
+        obj.play(dur=active, delay=delay)
+    keep += [att, ramp, env]
+    return env, active
+
+
+# pyo's ComplexRes answers a unit impulse with 0.01·e^(−t/decay)·sin(2πft), whatever f and decay
+_RES_GAIN = 100.0
+
+
+def _modal(P: Any, freq: Any, partials: list[tuple[float, float, float]], nyquist_guard: float,
+           keep: list[Any], base_hz: float, strike: Any = None) -> list[Any]:
+    """Modal synthesis: a unit impulse (``strike``, default one at t = 0) into one complex
+    resonator per partial, so each partial is exactly amp·e^(−t/τ)·sin(2π·f·ratio·t).
+    Partials at or above ``nyquist_guard`` are left out."""
+    if strike is None:
+        strike = P.Trig().play()
+        keep.append(strike)
+    outs = []
+    for ratio, amp, tau in partials:
+        if base_hz * ratio >= nyquist_guard or amp <= 0:
+            continue
+        f = freq * ratio
+        res = P.ComplexRes(strike, freq=f, decay=tau, mul=amp * _RES_GAIN)
+        keep += [f, res]
+        outs.append(res)
+    return outs
+
+
+def _noise_burst(P: Any, tau: float, amp: float, keep: list[Any],
+                 lowpass: float | None = None, bandpass: tuple[float, float] | None = None,
+                 delay: float = 0.0) -> Any:
+    """A filtered noise burst with an exponential envelope (pyo's Noise is costly, so it only
+    runs while the envelope is above −104 dB)."""
+    env, active = _decay(P, tau, amp, keep, delay=delay)
+    noise = P.Noise(mul=env).play(dur=active, delay=delay)
+    keep.append(noise)
+    if bandpass is not None:
+        filt = P.ButBP(noise, freq=bandpass[0], q=bandpass[1])
+    elif lowpass is not None:
+        filt = P.ButLP(noise, freq=lowpass)
+    else:
+        return noise
+    keep.append(filt)
+    return filt
+
+
+def _partials(spec: Iterable[tuple[float, float]], amp: float, brightness: float, tau: float,
+              tau_power: float, first_bright: int = 0) -> list[tuple[float, float, float]]:
+    """(ratio, amplitude, τ) of each partial of ``spec`` ((ratio, relative amplitude), lowest
+    first) for ``_modal``: the amplitudes scaled by ``amp`` and by ``brightness`` once per rank
+    above ``first_bright``, the time constants ``tau`` / ratio^``tau_power``."""
+    return [(r, amp * a * brightness ** max(0, k - first_bright), tau / r ** tau_power)
+            for k, (r, a) in enumerate(spec)]
+
+
+def _mixed(P: Any, parts: list[Any], keep: list[Any]) -> Any:
+    """The parts summed into one mono stream."""
+    mix = P.Mix(parts, voices=1)
+    keep.append(mix)
+    return mix
+
+
+def _bell(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
+    f = float(key.freq_hz)  # type: ignore[arg-type]
+    amp, b = _vel(key)
+    tau1 = bianzhong_tau_s(f)
+    ratios = BELL_PARTIALS[key.bell_interval or "minor"]
+    amps = (1.0, 0.6, 0.3, 0.22, 0.18)
+    partials = _partials(zip(ratios, amps, strict=True), amp, 0.55 + 0.45 * b, tau1, 0.9,
+                         first_bright=1)
+    parts = _modal(P, f, partials, 0.45 * key.sample_rate, keep, f)
+    parts.append(_noise_burst(P, 0.006, amp * 0.5 * b * b, keep,
+                              bandpass=(min(3.2 * f, 0.4 * key.sample_rate), 3.0)))
+    return _mixed(P, parts, keep)
+
+
+def _bo(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
+    f = float(key.freq_hz)  # type: ignore[arg-type]
+    amp, b = _vel(key)
+    tau1 = bo_tau_s(f)
+    spec = ((1.0, 1.0), (1.006, 0.55), (2.32, 0.22), (2.81, 0.14), (3.29, 0.09))
+    partials = _partials(spec, amp, 0.5 + 0.5 * b, tau1, 0.9, first_bright=1)
+    parts = _modal(P, f, partials, 0.45 * key.sample_rate, keep, f)
+    parts.append(_noise_burst(P, 0.02, amp * 0.6 * b, keep, lowpass=min(2.0 * f, 600.0)))
+    return _mixed(P, parts, keep)
+
+
+def _qing(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
+    f = float(key.freq_hz)  # type: ignore[arg-type]
+    amp, b = _vel(key)
+    tau1 = qing_tau_s(f)
+    amps = (1.0, 0.45, 0.22, 0.10)
+    partials = _partials(zip(QING_MODE_RATIOS, amps, strict=True), amp, 0.6 + 0.4 * b, tau1,
+                         1.0)  # stone damps high modes: τ/ratio
+    parts = _modal(P, f, partials, 0.45 * key.sample_rate, keep, f)
+    parts.append(_noise_burst(P, 0.003, amp * 0.35 * b, keep,
+                              lowpass=min(4000.0, 0.4 * key.sample_rate)))
+    return _mixed(P, parts, keep)
+
+
+def _drum(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
+    f0, tau, depth, cutoff = DRUMS[key.instrument]
+    amp, b = _vel(key)
+    drop, _ = _decay(P, 0.06, f0 * depth, keep, attack=0.0001)
+    glide = drop + f0  # f0·(1 + depth·e^(−t/60 ms))
+    keep.append(glide)
+    amps = (1.0, 0.5, 0.35, 0.25, 0.15)
+    partials = _partials(zip(MEMBRANE_RATIOS, amps, strict=True), amp, 0.6 + 0.4 * b, tau, 1.5)
+    parts = _modal(P, glide, partials, 0.45 * key.sample_rate, keep, f0 * (1 + depth))
+    parts.append(_noise_burst(P, 0.03, amp * 0.7 * b, keep,
+                              lowpass=min(cutoff * (0.6 + 0.8 * b), 0.4 * key.sample_rate)))
+    return _mixed(P, parts, keep)
+
+
+# strike times (s) and relative strengths of the 鼗's pellets: a fixed, deterministic pattern
+_TAO_STRIKES: tuple[tuple[float, float], ...] = (
+    (0.000, 1.00), (0.036, 0.92), (0.081, 0.95), (0.119, 0.85), (0.163, 0.86), (0.203, 0.74),
+    (0.251, 0.72), (0.293, 0.60), (0.345, 0.55), (0.390, 0.43), (0.447, 0.36), (0.500, 0.25),
+)
+
+
+def _tao(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
+    amp, b = _vel(key)
+    heads: list[list[Any]] = [[], []]
+    for i, (t, strength) in enumerate(_TAO_STRIKES):
+        trig = P.Trig()
+        if t > 0:
+            trig.play(delay=t)
+        else:
+            trig.play()
+        scaled = trig * strength
+        keep.append(trig)
+        heads[i % 2].append(scaled)
+    keep += heads[0] + heads[1]
+    parts = []
+    for f, trigs in ((340.0, heads[0]), (362.0, heads[1])):
+        strikes = P.Mix(trigs, voices=1)
+        keep.append(strikes)
+        parts += _modal(P, f, [(1.0, amp, 0.035), (1.594, amp * 0.45, 0.021),
+                               (2.136, amp * 0.3, 0.016)],
+                        0.45 * key.sample_rate, keep, f, strike=strikes)
+        # the pellet's click: two short high resonances
+        parts += _modal(P, 1.0, [(3000.0, amp * 0.5 * b, 0.004), (4700.0, amp * 0.3 * b, 0.003)],
+                        0.45 * key.sample_rate, keep, 1.0, strike=strikes)
+    return _mixed(P, parts, keep)
+
+
+def _se(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
+    f = float(key.freq_hz)  # type: ignore[arg-type]
+    amp, b = _vel(key)
+    pluck_env = P.Linseg([(0.0, 0.0), (0.0005, 1.0), (0.006, 0.0), (length + 1.0, 0.0)]).play()
+    noise = P.Noise(mul=pluck_env).play(dur=0.01)
+    pluck = P.Tone(noise, freq=min(1500.0 + 4500.0 * b, 0.4 * key.sample_rate))
+    string = P.Waveguide(pluck, freq=f, dur=se_decay_s(f), minfreq=min(20.0, f * 0.5))
+    body = P.Tone(string, freq=min(6000.0, 0.4 * key.sample_rate), mul=amp)
+    keep += [pluck_env, noise, pluck, string, body]
+    return body
+
+
+def _sustain_env(P: Any, dur: float, attack: float, release: float, length: float,
+                 amp: float, keep: list[Any]) -> Any:
+    attack = min(attack, dur * 0.5)
+    env = P.Linseg([(0.0, 0.0), (attack, amp), (dur, amp), (dur + release, 0.0),
+                    (length + 1.0, 0.0)]).play()
+    keep.append(env)
+    return env
+
+
+def _harms(f: float, sr: int, limit: int) -> int:
+    return max(1, min(limit, int(0.4 * sr / f)))
+
+
+def _sheng(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
+    f = float(key.freq_hz) * (2.0 if key.instrument == "和" else 1.0)  # type: ignore[arg-type]
+    amp, b = _vel(key)
+    dur = key.duration_s or 0.0
+    env = _sustain_env(P, dur, 0.04, RELEASE_S[key.instrument], length, amp, keep)
+    reed = P.Blit(freq=f, harms=_harms(f, key.sample_rate, 60), mul=env)
+    tone = P.ButLP(P.DCBlock(reed), freq=min(3200.0, 0.4 * key.sample_rate))
+    breath_env = _sustain_env(P, dur, 0.04, RELEASE_S[key.instrument], length,
+                              amp * 0.05 * b, keep)
+    noise = P.Noise(mul=breath_env).play(dur=dur + RELEASE_S[key.instrument] + 0.01)
+    breath = P.ButBP(noise, freq=min(2 * f, 0.4 * key.sample_rate), q=4)
+    keep.append(noise)
+    mix = P.Mix([tone, breath], voices=1)
+    keep += [reed, tone, breath, mix]
+    return mix
+
+
+def _guan(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
+    f = float(key.freq_hz)  # type: ignore[arg-type]
+    amp, b = _vel(key)
+    dur = key.duration_s or 0.0
+    env = _sustain_env(P, dur, 0.07, RELEASE_S["管"], length, amp, keep)
+    parts = []
+    for cents in (-4.0, 4.0):
+        fp = f * cents_ratio(cents)
+        for h, a in ((1, 0.5), (2, 0.12), (3, 0.04)):
+            if fp * h >= 0.45 * key.sample_rate:
+                continue
+            osc = P.Sine(freq=fp * h, mul=env * a)
+            keep.append(osc)
+            parts.append(osc)
+    breath_env = _sustain_env(P, dur, 0.07, RELEASE_S["管"], length, amp * 0.25, keep)
+    noise = P.Noise(mul=breath_env).play(dur=dur + RELEASE_S["管"] + 0.01)
+    breath = P.Reson(noise, freq=f, q=8)
+    keep.append(noise)
+    chiff = _noise_burst(P, 0.015, amp * 0.15 * b, keep,
+                         bandpass=(min(3 * f, 0.4 * key.sample_rate), 2.0))
+    parts += [breath, chiff]
+    mix = P.Mix(parts, voices=1)
+    keep += [breath, mix]
+    return mix
+
+
+_VOWEL_A = ((730.0, 80.0, 1.0), (1090.0, 90.0, 0.5), (2440.0, 120.0, 0.25))
+
+
+def _ge(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
+    f = float(key.freq_hz)  # type: ignore[arg-type]
+    amp, _ = _vel(key)
+    dur = key.duration_s or 0.0
+    env = _sustain_env(P, dur, 0.09, RELEASE_S["歌"], length, amp, keep)
+    depth = P.Linseg([(0.0, 0.0), (0.25, 0.0), (0.6, 0.006), (length + 1.0, 0.006)]).play()
+    vib = P.Sine(freq=5.3, mul=depth, add=1.0)
+    src = P.Blit(freq=vib * f, harms=_harms(f, key.sample_rate, 80), mul=env)
+    keep += [depth, vib, src]
+    parts = []
+    for fc, bw, g in _VOWEL_A:
+        if fc >= 0.45 * key.sample_rate:
+            continue
+        res = P.Reson(src, freq=fc, q=fc / bw, mul=g)
+        keep.append(res)
+        parts.append(res)
+    return _mixed(P, parts, keep)
+
+
+_BUILDERS: dict[str, Builder] = {
+    "編鐘": _bell, "鑮": _bo, "編磬": _qing, "瑟": _se, "笙": _sheng, "和": _sheng,
+    "管": _guan, "歌": _ge, "建鼓": _drum, "鼓": _drum, "朔鼙": _drum, "應鼙": _drum,
+    "鼙": _drum, "鼗": _tao,
+}
