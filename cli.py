@@ -64,8 +64,12 @@ _VARIANT_HELP = "choose a variant of the rite (repeatable); `show` lists them"
 
 def _add_variant(p: argparse.ArgumentParser | argparse._ArgumentGroup,
                  text: str = _VARIANT_HELP) -> None:
-    """--variant V (repeatable): the variants of the rite to play; ``text`` is its help."""
+    """--variant V and --reading ID=VALUE (repeatable): the variants of the rite to play and the
+    values of its readings; ``text`` is the help of --variant."""
     p.add_argument("--variant", action="append", default=[], metavar="V", help=text)
+    p.add_argument("--reading", action="append", default=[], metavar="ID=VALUE",
+                   help="choose the value of one of the rite's readings (repeatable); `show` "
+                   "lists them with the passage behind each value")
 
 
 def _add_tuning(p: argparse.ArgumentParser | argparse._ArgumentGroup,
@@ -132,6 +136,7 @@ def _load(args: argparse.Namespace):
     from sequencer.selection import selected_rite
 
     return selected_rite(args.rite, variants=getattr(args, "variant", ()) or (),
+                         readings=getattr(args, "reading", ()) or (),
                          from_cue=getattr(args, "from_cue", None),
                          until_cue=getattr(args, "until_cue", None), overrides=vars(args))
 
@@ -400,14 +405,15 @@ def cmd_score(args: argparse.Namespace) -> int:
     tuning = parse_tuning(args.tuning, args.huangzhong_hz)
     title = canonical_title(args.target)
     if title is not None:
-        if args.variant:
-            raise UserError(f"--variant applies to rites only; {title!r} is a piece")
+        if args.variant or args.reading:
+            raise UserError(f"--variant and --reading apply to rites only; {title!r} is a piece")
         score = piece_score(title, tuning)
         what = f"《{title}》"
     else:
+        from cues.readings import parse_reading_args
         from cues.sheet import load_rite
 
-        rite = load_rite(args.target, args.variant)
+        rite = load_rite(args.target, args.variant, parse_reading_args(args.reading))
         score = rite_score(rite, tuning)
         what = rite.title
     out = write_score(score, args.output)

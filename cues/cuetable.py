@@ -7,7 +7,19 @@ from pathlib import Path
 
 from cues.catalog import canonical_instrument
 from cues.cuepieces import parse_pieces
-from cues.model import BY_SHENG, BY_SINGERS, KINDS, TRIGGER_GO, Cue, PieceRef, Source, Stop, Trigger
+from cues.model import (
+    BY_SHENG,
+    BY_SINGERS,
+    KINDS,
+    SETTING_KEYS,
+    TRIGGER_GO,
+    Cue,
+    PieceRef,
+    ProjectChoice,
+    Source,
+    Stop,
+    Trigger,
+)
 from cues.shooting import parse_shooting
 from cues.subtables import parse_counts, parse_positions, parse_source
 from cues.triggers import parse_trigger
@@ -16,8 +28,9 @@ from cues.validation import SheetChecker, closest, describe_value, is_number
 CUE_KEYS = {
     "id", "kind", "title", "at", "trigger", "pieces", "zhong", "performers", "instruments",
     "stop", "moves", "song", "jie", "listen", "ou", "when", "unless", "source",
-    "pre_wait_s", "post_wait_s", "duration_s", "operator_ends", "note",
+    "pre_wait_s", "post_wait_s", "duration_s", "operator_ends", "note", "choices",
 }
+CHOICE_KEYS = {"field", "reason"}
 STOP_KEYS = {"event", "at"}
 MOVE_KEYS = {"name", "x", "y", "facing", "instrument"}
 WAIT_KEYS = ("pre_wait_s", "post_wait_s", "duration_s")
@@ -62,6 +75,7 @@ def parse_cue(checker: SheetChecker, data: object, index: int, base: Path | None
         shooting=shooting, pre_wait_s=waits.get("pre_wait_s", 0.0),
         post_wait_s=waits.get("post_wait_s", 0.0), duration_s=waits.get("duration_s"),
         operator_ends=operator_ends, line=checker.lines.line("cue", index),
+        choices=_choices(checker, data, where),
     )
 
 
@@ -110,6 +124,30 @@ def _stop(checker: SheetChecker, data: dict, where: dict) -> Stop | None:
         return None
     checker.unknown_keys(raw, STOP_KEYS, "'stop'", key="stop", **where)
     return Stop(raw["event"].strip(), raw["at"].strip())
+
+
+def _choices(checker: SheetChecker, data: dict, where: dict) -> tuple[ProjectChoice, ...]:
+    """The cue's ``choices``: ``{ field, reason }`` for each value no source fixes (``field``
+    a cue key or a setting)."""
+    raw = checker.array(data.get("choices"), "choices",
+                        "an array of { field = \"…\", reason = \"…\" }", key="choices", **where)
+    out: list[ProjectChoice] = []
+    for item in raw or ():
+        if not isinstance(item, dict) or not all(
+                isinstance(item.get(k), str) and item[k].strip() for k in CHOICE_KEYS):
+            checker.error(f"an entry of 'choices' is {describe_value(item)}: expected "
+                          "{ field = \"…\", reason = \"…\" }", key="choices", **where)
+            continue
+        checker.unknown_keys(item, CHOICE_KEYS, "an entry of 'choices'", key="choices", **where)
+        field = item["field"].strip()
+        if field not in CUE_KEYS and field not in SETTING_KEYS:
+            hint = closest(field, CUE_KEYS | SETTING_KEYS)
+            checker.error(f"choice field {field!r} is neither a cue key nor a setting"
+                          + (f" (did you mean {hint!r}?)" if hint else ""), key="choices",
+                          **where)
+            continue
+        out.append(ProjectChoice(field, item["reason"].strip()))
+    return tuple(out)
 
 
 def _waits(checker: SheetChecker, data: dict, where: dict) -> dict[str, float]:

@@ -39,6 +39,13 @@ TRIGGER_AFTER = "after"  # starts when a named earlier cue ends (``after:CUE``)
 TRIGGER_SIGNAL = "signal"  # waits for a named signal declared by the rite (``signal:NAME``)
 TRIGGER_KINDS = (TRIGGER_GO, TRIGGER_FOLLOW, TRIGGER_AFTER, TRIGGER_SIGNAL)
 
+# the keys a sheet's [settings] may hold: the compiler's settings, the player's, the readings
+SETTING_KEYS = frozenset({
+    "tempo_bpm", "jie_seconds", "huangzhong_hz", "tuning", "lost_zhong_seconds",
+    "drum_pattern", "drum_reading", "release_rule", "jiu_xia_order", "bell_interval",
+    "ticks_per_beat", "readings",
+})
+
 # who performs a piece
 BY_SINGERS = "歌"
 BY_SHENG = "笙"
@@ -222,6 +229,14 @@ class Rite:
     readings: tuple[Setting, ...] = ()
     path: str | None = None
     layout_source: Source | None = None
+    warnings: tuple[str, ...] = ()  # what the loader found doubtful but not wrong
+
+    def cited_files(self) -> tuple[str, ...]:
+        """Every bundled source file the sheet cites (cues, positions, variants, readings)."""
+        sources = [self.layout_source, *(c.source for c in self.cues),
+                   *(p.source for p in self.layout), *(v.source for v in self.variants),
+                   *(o.source for r in self.readings for o in r.options)]
+        return tuple(dict.fromkeys(s.file for s in sources if s is not None and s.file))
 
     def cue(self, cue_id: str) -> Cue:
         for c in self.cues:

@@ -4,7 +4,8 @@ A sheet holds one rite::
 
     [rite]            id, title, work, hang, aliases, signals, layout_source
     [settings]        defaults for the compiler (tempo, 節 length, 黃鍾, …)
-    [[reading]]       a reading the sources leave open: name, value, choices, note
+    [[reading]]       a reading the sources leave open: name, value (the default), note,
+                      and [[reading.choice]] tables: value, source, cues / setting it sets
     [[position]]      name, x, y (metres; x east, y north), instrument, facing, source
     [[variant]]       id, title, source, note
     [[cue]]           id, kind, at, trigger, pieces, zhong, performers, instruments, stop,
@@ -16,14 +17,14 @@ expected.  ``load_rite`` resolves a built-in rite name (or a Chinese alias) or a
 
 The checks of each part live next to it: ``cues.cuetable`` (a ``[[cue]]``), ``cues.cuepieces``,
 ``cues.shooting`` (射節), ``cues.triggers``, ``cues.subtables`` (sources, counts, positions),
-``cues.variants``; ``cues.validation`` collects the errors and ``cues.tomllines`` finds their
-lines.
+``cues.variants``, ``cues.readings``, ``cues.quotations`` (a quoted ``at``);
+``cues.validation`` collects the errors and ``cues.tomllines`` finds their lines.
 """
 
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
@@ -33,7 +34,9 @@ from cues.builtin import BUILTIN_RITES, builtin_names, builtin_text, resolve_rit
 from cues.cuetable import ID_RE, parse_cue
 from cues.errors import SheetError, SheetErrors, UserError
 from cues.layouts import HANG_SIDES, standard_hang
-from cues.model import Cue, Position, Rite, Setting
+from cues.model import SETTING_KEYS, Cue, Position, Rite
+from cues.quotations import misquotation_message, misquotations
+from cues.readings import check_choice_quotes, parse_readings, select_readings
 from cues.subtables import parse_positions, parse_source
 from cues.tomllines import TomlLines, toml_syntax_error
 from cues.triggers import check_triggers
@@ -48,18 +51,18 @@ DEFAULT_HANG = "特縣"
 # the keys each table may hold (anything else is an unknown key)
 TOP_KEYS = {"rite", "settings", "reading", "position", "variant", "cue"}
 RITE_KEYS = {"id", "title", "work", "hang", "aliases", "signals", "layout_source", "note"}
-SETTING_KEYS = {
-    "tempo_bpm", "jie_seconds", "huangzhong_hz", "tuning", "lost_zhong_seconds",
-    "drum_pattern", "drum_reading", "release_rule", "bell_interval", "ticks_per_beat",
-}
-READING_KEYS = {"name", "value", "choices", "note"}
 POSITION_KEYS = {"name", "x", "y", "instrument", "facing", "source", "note"}
 
 
 def parse_sheet(
-    text: str, path: str = "<sheet>", variants: Sequence[str] = (), base: Path | None = None,
+    text: str, path: str = "<sheet>", variants: Sequence[str] | None = (),
+    base: Path | None = None, readings: Mapping[str, str] | None = None,
 ) -> Rite:
-    """Parse and validate sheet ``text``; raise SheetErrors listing every problem."""
+    """Parse and validate sheet ``text``; raise SheetErrors listing every problem.
+
+    The rite is returned with ``variants`` chosen (None: every cue of every variant, as the
+    validator sees it) and then its ``readings`` in force (the defaults where none is given).
+    """
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -71,7 +74,10 @@ def parse_sheet(
     if checker.errors:
         raise SheetErrors(checker.errors)
     assert rite is not None
-    return select_variants(rite, variants)
+    rite = replace(rite, warnings=tuple(str(w) for w in checker.warnings))
+    if variants is not None:
+        rite = select_variants(rite, variants)
+    return select_readings(rite, readings)
 
 
 def _rite(checker: SheetChecker, data: dict, base: Path | None) -> Rite | None:
@@ -82,17 +88,21 @@ def _rite(checker: SheetChecker, data: dict, base: Path | None) -> Rite | None:
         checker.error("[settings] must be a table", table="settings")
         settings = {}
     checker.unknown_keys(settings, SETTING_KEYS, "[settings]", table="settings")
-    readings = _readings(checker, data)
+    readings = parse_readings(checker, data, base)
     layout = _layout(checker, data, head["hang"])
     variants = parse_variants(checker, data)
     cues = _cues(checker, data, {v.id for v in variants}, base)
     check_triggers(checker, cues, set(head["signals"]))
-    if checker.errors or head["id"] is None or head["title"] is None:
+    if head["id"] is None or head["title"] is None:
         return None
-    return Rite(
+    rite = Rite(
         **head, layout=layout, cues=cues, variants=variants,
         settings=MappingProxyType(dict(settings)), readings=readings, path=checker.path,
     )
+    cited = rite.cited_files()
+    _check_quoted_moments(checker, cues, cited)
+    check_choice_quotes(checker, readings, cited)
+    return None if checker.errors else rite
 
 
 def _rite_head(checker: SheetChecker, data: dict) -> dict[str, Any]:
@@ -125,22 +135,16 @@ def _rite_head(checker: SheetChecker, data: dict) -> dict[str, Any]:
             "signals": signals, "layout_source": layout_source}
 
 
-def _readings(checker: SheetChecker, data: dict) -> tuple[Setting, ...]:
-    """The ``[[reading]]`` tables: readings the sources leave open, and the one used."""
-    readings: list[Setting] = []
-    for i, item in checker.table_array(data, "reading"):
-        where = {"table": "reading", "index": i}
-        checker.unknown_keys(item, READING_KEYS, "a [[reading]]", **where)
-        name = checker.get(item, "name", str, "the setting's name", required=True, **where)
-        value = checker.get(item, "value", str, "the reading used", required=True, **where)
-        choices = checker.string_list(item, "choices", **where)
-        if name and value:
-            if choices and value not in choices:
-                checker.error(f"reading {name!r} uses {value!r}, which is not among its choices "
-                              f"{list(choices)}", key="value", **where)
-            readings.append(Setting(name, value, choices or (value,),
-                                    str(item.get("note", ""))))
-    return tuple(readings)
+def _check_quoted_moments(checker: SheetChecker, cues: Sequence[Cue],
+                          cited: Sequence[str]) -> None:
+    """An ``at`` or ``stop.at`` written with 「」 quotes a text the sheet cites."""
+    for cue in cues:
+        index = checker.lines.index_at("cue", cue.line)
+        moments = [("at", cue.at)] + ([("stop.at", cue.stop.at)] if cue.stop else [])
+        for key, moment in moments:
+            for part in misquotations(moment, cited):
+                checker.error(misquotation_message(key, part, cited), table="cue", index=index,
+                              key=key.split(".")[0], cue=cue.id)
 
 
 def _layout(checker: SheetChecker, data: dict, hang: str) -> tuple[Position, ...]:
@@ -180,8 +184,9 @@ def _cues(
     return tuple(cues)
 
 
-def load_sheet(path: str | Path, variants: Sequence[str] = ()) -> Rite:
-    """Read and validate a cue sheet file."""
+def load_sheet(path: str | Path, variants: Sequence[str] | None = (),
+               readings: Mapping[str, str] | None = None) -> Rite:
+    """Read and validate a cue sheet file (``variants``, ``readings``: as ``parse_sheet``)."""
     p = Path(path)
     name = str(path)
     if p.is_dir():
@@ -198,22 +203,26 @@ def load_sheet(path: str | Path, variants: Sequence[str] = ()) -> Rite:
         line = raw[: exc.start].count(b"\n") + 1
         raise SheetErrors([SheetError("not UTF-8 text: a cue sheet is a UTF-8 TOML file",
                                       file=name, line=line)]) from None
-    return parse_sheet(text, name, variants, base=p.parent)
+    return parse_sheet(text, name, variants, base=p.parent, readings=readings)
 
 
-def builtin_rite(rite_id: str, variants: Sequence[str] = ()) -> Rite:
-    """Built-in rite ``rite_id`` (one of ``BUILTIN_RITES``) with ``variants`` chosen."""
-    return parse_sheet(builtin_text(rite_id), f"{rite_id}.toml (built-in)", variants)
+def builtin_rite(rite_id: str, variants: Sequence[str] | None = (),
+                 readings: Mapping[str, str] | None = None) -> Rite:
+    """Built-in rite ``rite_id`` (one of ``BUILTIN_RITES``) with ``variants`` and ``readings``
+    chosen."""
+    return parse_sheet(builtin_text(rite_id), f"{rite_id}.toml (built-in)", variants,
+                       readings=readings)
 
 
-def load_rite(name_or_path: str, variants: Sequence[str] = ()) -> Rite:
+def load_rite(name_or_path: str, variants: Sequence[str] = (),
+              readings: Mapping[str, str] | None = None) -> Rite:
     """A built-in rite by name or alias, or a cue sheet by path."""
     rid = resolve_rite_name(name_or_path)
     if rid is not None:
-        return builtin_rite(rid, variants)
+        return builtin_rite(rid, variants, readings)
     p = Path(name_or_path)
     if p.suffix.lower() == ".toml" or p.exists():
-        return load_sheet(p, variants)
+        return load_sheet(p, variants, readings)
     hint = closest(name_or_path, builtin_names())
     raise UserError(
         f"unknown rite {name_or_path!r}" + (f" (did you mean {hint!r}?)" if hint else "")

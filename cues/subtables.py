@@ -12,7 +12,7 @@ from cues.validation import SheetChecker, closest, describe_value, is_number
 
 MAX_COUNT = 128
 SOURCE_KEYS = {"work", "quote", "file", "note"}
-COUNT_KEYS = {"name", "count"}
+COUNT_KEYS = {"name", "count", "silent"}
 MAX_METRES = 1000  # |x|, |y| of a position
 
 
@@ -90,7 +90,12 @@ def parse_counts(
             checker.error(f"{what} {name!r} is listed twice in {key!r}: give one entry with the "
                           "total count", **where)
             continue
-        out.append(Count(name, count))
+        silent = item.get("silent", "")
+        if not isinstance(silent, str):
+            checker.error(f"{what} {name!r} has silent = {describe_value(silent)}: expected a "
+                          "string saying why it does not sound", **where)
+            silent = ""
+        out.append(Count(name, count, silent.strip()))
     return tuple(out)
 
 

@@ -15,12 +15,14 @@ from cues.tomllines import TomlLines
 
 
 class SheetChecker:
-    """Collects the errors of one sheet, each located by table, key and cue."""
+    """Collects the errors (and the warnings) of one sheet, each located by table, key and
+    cue."""
 
     def __init__(self, path: str, lines: TomlLines) -> None:
         self.path = path
         self.lines = lines
         self.errors: list[SheetError] = []
+        self.warnings: list[SheetError] = []
 
     def error(
         self, message: str, *, table: str = "", index: int = 0, key: str | None = None,
@@ -30,6 +32,12 @@ class SheetChecker:
         if line is None and table:
             line = self.lines.line(table, index, key)
         self.errors.append(SheetError(message, file=self.path, line=line, cue=cue))
+
+    def warn(self, message: str, *, table: str = "", index: int = 0, key: str | None = None,
+             cue: str | None = None) -> None:
+        """Record a warning: doubtful, not wrong (the sheet still loads)."""
+        line = self.lines.line(table, index, key) if table else None
+        self.warnings.append(SheetError(message, file=self.path, line=line, cue=cue))
 
     def get(
         self, data: dict, key: str, kind: type | tuple[type, ...], what: str, *,

@@ -1,0 +1,35 @@
+"""Quotations written into a sheet's prose: a 「…」 in an ``at`` (or a stop's ``at``) claims the
+text says so, and must be found, punctuation aside, in a file the sheet cites."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from cues.sources import normalize, quote_found, source_files
+
+# a 「…」 quotation, one level of nested 「…」 allowed
+QUOTATION = re.compile(r"「([^「」]*(?:「[^「」]*」[^「」]*)*)」")
+ELLIPSIS = re.compile(r"…+")
+
+
+def quoted_parts(text: str) -> list[str]:
+    """The verbatim pieces of every 「…」 in ``text`` (an ellipsis marks a cut)."""
+    return [part for m in QUOTATION.finditer(text) for part in ELLIPSIS.split(m.group(1))
+            if normalize(part)]
+
+
+def found_in(part: str, files: Iterable[str]) -> bool:
+    """Whether ``part`` occurs, punctuation aside, in one of the bundled ``files``."""
+    bundled = source_files()
+    return any(quote_found(part, f) for f in files if f in bundled)
+
+
+def misquotations(text: str, files: Sequence[str]) -> list[str]:
+    """The quoted parts of ``text`` that none of ``files`` contains."""
+    return [part for part in quoted_parts(text) if not found_in(part, files)]
+
+
+def misquotation_message(key: str, part: str, files: Sequence[str]) -> str:
+    return (f"{key!r} quotes 「{part}」, which is not in the texts this sheet cites "
+            f"({', '.join(files) or 'none'}): write it without 「」 or quote the text")
