@@ -211,24 +211,50 @@ def cmd_show(args: argparse.Namespace) -> int:
         chosen = set(rite.active_variants)
         _out("variants: " + "; ".join(
             f"{'[x]' if v.id in chosen else '[ ]'} {v.id} = {v.title}" for v in rite.variants))
-    for reading in rite.readings:
-        _out(f"reading {reading.name} = {reading.value} (choices: {', '.join(reading.choices)})")
+    _show_readings(data["readings"])
     _out("")
     _out(f"{'#':>2}  {'cue':<18} {'kind':<4} {'start':>8} {'length':>8}  trigger     pieces")
     for i, cue in enumerate(data["cues"], start=1):
+        chosen = {c["field"] for c in cue["choices"]}
+        mark = {field: "*" if field in chosen else "" for field in (
+            "duration_s", "trigger", "pieces", "zhong", "jie_s")}
         start = _clock(cue["start_s"])
         length = _clock(cue["duration_s"]) if cue["duration_s"] is not None else "operator"
-        pieces = " ".join(f"《{t}》" for t in cue["pieces"])
+        pieces = " ".join(f"《{t}》" for t in cue["pieces"]) + mark["pieces"]
         if cue["zhong"]:
-            pieces += f" {cue['zhong']}終"
+            pieces += f" {cue['zhong']}終{mark['zhong']}"
         if cue.get("lost"):
             pieces += " (lost: structure only)"
         if cue["kind"] == "射節":
-            pieces += f" — {cue['jie']}節, {cue['listen']} to listen"
-        _out(f"{i:>2}  {cue['id']:<18} {cue['kind']:<4} {start:>8} {length:>8}  "
-             f"{cue['trigger']:<10}  {pieces}")
+            pieces += f" — {cue['jie']}節{mark['jie_s']}, {cue['listen']} to listen"
+        _out(f"{i:>2}  {cue['id'] + ('*' if chosen else ''):<18} {cue['kind']:<4} {start:>8} "
+             f"{length + mark['duration_s']:>8}  {cue['trigger'] + mark['trigger']:<10}  "
+             f"{pieces}")
         _out(f"    at 「{cue['at']}」 — {cue['source']['work']}: 「{cue['source']['quote']}」")
+    _show_choices(data["cues"])
     return EXIT_OK
+
+
+def _show_readings(readings: list[dict]) -> None:
+    """Each reading: its value in force, and every value with the passage behind it."""
+    for reading in readings:
+        values = ", ".join(c["value"] for c in reading["choices"])
+        _out(f"reading {reading['name']} = {reading['value']} (choices: {values})")
+        for choice in reading["choices"]:
+            if "source" in choice:
+                _out(f"    {choice['value']}: {choice['source']['work']}: "
+                     f"「{choice['source']['quote']}」")
+
+
+def _show_choices(cues: list[dict]) -> None:
+    """Under the table: the project's own choices (marked *), each with its reason."""
+    rows = [(cue["id"], c) for cue in cues for c in cue["choices"]]
+    if not rows:
+        return
+    _out("")
+    _out("* the project's own choices (no source fixes them):")
+    for cue_id, choice in rows:
+        _out(f"    {cue_id} {choice['field']}: {choice['reason']}")
 
 
 def _clock(seconds: float | None) -> str:
@@ -248,16 +274,23 @@ def _register_validate(sub: argparse._SubParsersAction) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     from cues.errors import SheetErrors
     from cues.sheet import load_sheet
+    from sequencer.sheetcheck import sheet_warnings
 
     bad = 0
     for path in args.files:
         try:
             rite = load_sheet(path)
+            warnings = sheet_warnings(load_sheet(path, variants=None))
         except SheetErrors as exc:
             bad += 1
             for e in exc.errors:
                 _err(str(e))
             continue
+        except UserError as exc:  # a [settings] value out of range, an unknown reading
+            bad += 1
+            _err(f"{path}: {exc}")
+            continue
+        _warn(warnings)
         _out(f"{path}: ok — {rite.title}, {len(rite.cues)} cues, {len(rite.variants)} variants")
     return EXIT_USAGE if bad else EXIT_OK
 

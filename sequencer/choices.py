@@ -45,7 +45,7 @@ def automatic_choices(
     if cue.kind in BELL_AND_DRUM_KINDS:
         add("jiu_xia_jie_s", float(seconds(BELL_AND_DRUM_JIE_TICKS)),
             "a bell-and-drum 節 every 4 s: the music is lost")
-    if span is not None and not span.fixed_length:
+    if span is not None and not span.fixed_length and span.end > span.start:
         add("duration_s", float(span.duration_s), "nominal offline length")
     return out
 
