@@ -225,6 +225,8 @@ def cmd_show(args: argparse.Namespace) -> int:
             pieces += f" {cue['zhong']}終{mark['zhong']}"
         if cue.get("lost"):
             pieces += " (lost: structure only)"
+        for title, words in cue.get("fragments", {}).items():
+            pieces += f" (《{title}》 text a fragment: 「{words}」)"
         if cue["kind"] == "射節":
             pieces += f" — {cue['jie']}節{mark['jie_s']}, {cue['listen']} to listen"
         _out(f"{i:>2}  {cue['id'] + ('*' if chosen else ''):<18} {cue['kind']:<4} {start:>8} "
@@ -306,7 +308,8 @@ def cmd_pieces(args: argparse.Namespace) -> int:
     from cues.repertoire import all_pieces
 
     rows = [{"title": p.title, "category": p.category, "text_lost": p.text_lost,
-             "melody_lost": p.melody_lost, "mode": p.mode, "stanzas": len(p.stanzas),
+             "text": p.text_state, "melody_lost": p.melody_lost, "mode": p.mode,
+             "stanzas": len(p.stanzas),
              "source": {"work": p.source.work, "file": p.source.file, "quote": p.source.quote}}
             for p in all_pieces()]
     if args.json:
@@ -315,7 +318,7 @@ def cmd_pieces(args: argparse.Namespace) -> int:
     for r in rows:
         melody = f"詩譜, {r['mode']}, {r['stanzas']} stanzas" if not r["melody_lost"] else \
             "melody lost"
-        text = "text lost" if r["text_lost"] else "text extant"
+        text = f"text {r['text']}"
         _out(f"《{r['title']}》 {r['category']:<3} {text}; {melody} — 「{r['source']['quote']}」")
     return EXIT_OK
 

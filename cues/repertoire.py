@@ -57,6 +57,13 @@ class Piece:
     stanzas: tuple[Stanza, ...] = ()
     text: str | None = None
     note: str = ""
+    fragment: str = ""  # what survives of a text otherwise lost (text = "fragment")
+    fragment_source: Citation | None = None
+
+    @property
+    def text_state(self) -> str:
+        """How the words survive: "extant", "fragment" or "lost"."""
+        return "fragment" if self.fragment else "lost" if self.text_lost else "extant"
 
     @property
     def lost(self) -> bool:
@@ -123,8 +130,17 @@ def _load() -> MappingProxyType[str, Piece]:
             stanzas=stanzas,
             text=texts.get(title),
             note=entry.get("note", ""),
+            **_fragment(entry),
         )
     return MappingProxyType(pieces)
+
+
+def _fragment(entry: dict) -> dict:
+    """A ``text = "fragment"`` piece's surviving words and their citation."""
+    if entry["text"] != "fragment":
+        return {}
+    fragment = entry["fragment"]
+    return {"fragment": fragment["text"], "fragment_source": Citation(**fragment["source"])}
 
 
 @cache

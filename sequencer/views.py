@@ -28,6 +28,13 @@ def music_lost(cue: Cue) -> bool:
     return False
 
 
+def _fragments(cue: Cue) -> dict[str, str]:
+    """The pieces of the cue whose words survive only in part: title → the fragment."""
+    titles = [p.title for p in cue.pieces] + ([cue.shooting.song] if cue.shooting else [])
+    known = (repertoire.get_piece(t) for t in titles if repertoire.canonical_title(t))
+    return {p.title: p.fragment for p in known if p.fragment}
+
+
 def cue_json(cue: Cue, timeline: Timeline | None,
              settings: CompileSettings | None = None) -> dict:
     """One cue of ``show --json``, with its times when a timeline is given, and the project's
@@ -55,6 +62,9 @@ def cue_json(cue: Cue, timeline: Timeline | None,
         out["source"]["note"] = cue.source.note
     if cue.stop is not None:
         out["stop"] = {"event": cue.stop.event, "at": cue.stop.at}
+    fragments = _fragments(cue)
+    if fragments:
+        out["fragments"] = fragments
     if cue.moves:
         out["moves"] = [{"name": m.name, "x": m.x, "y": m.y} for m in cue.moves]
     if cue.when or cue.unless:
