@@ -10,30 +10,17 @@ from pathlib import Path
 
 import pytest
 
+from cues.quotations import found_in, quoted_parts
 from cues.sheet import BUILTIN_RITES, builtin_rite
 from cues.sources import normalize, read_source, source_files
 from sequencer.compiler import compile_rite, make_settings
 
-# a 「…」 quotation, one level of nested 「…」 allowed
-QUOTATION = re.compile(r"「([^「」]*(?:「[^「」]*」[^「」]*)*)」")
-ELLIPSIS = re.compile(r"…+")
 FIDELITY = Path(__file__).resolve().parent.parent / "docs" / "fidelity.md"
 
 
 def sheet(rite_id: str) -> tuple[dict, str]:
     text = resources.files("cues.rites").joinpath(f"{rite_id}.toml").read_text(encoding="utf-8")
     return tomllib.loads(text), text
-
-
-def quoted_parts(text: str) -> list[str]:
-    """The verbatim pieces of every 「…」 in ``text`` (an ellipsis marks a cut)."""
-    return [part for m in QUOTATION.finditer(text) for part in ELLIPSIS.split(m.group(1))
-            if normalize(part)]
-
-
-def found_in(part: str, files: set[str]) -> bool:
-    needle = normalize(part)
-    return any(needle in normalize(read_source(f)) for f in files)
 
 
 def all_cues(rite_id: str) -> list:
