@@ -26,6 +26,7 @@ This file prints (it is a script, not part of the library).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing as mp
 import os
@@ -37,6 +38,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from instruments.midi import all_off_messages  # noqa: E402
 from instruments.ports.base import choose_port  # noqa: E402
 from instruments.ports.jacklib import (  # noqa: E402
     LATENCY_PERIODS,
@@ -157,6 +159,8 @@ def run_deadline_sleep(n: int, interval: float) -> tuple[list[float], list[float
             out.send_message(message)
             late.append(sent - deadline)
             deadlines.append(deadline)
+        for message in all_off_messages():  # what a panic's second stage sends
+            out.send_message(message)
         time.sleep(0.05)  # let JACK take what is queued before the port closes
         out.close_port()
     finally:
@@ -197,7 +201,7 @@ def _rx(conn: Any, deadlines: list[float], latency: float) -> list[float] | None
     return [s - d - latency for s, d in zip(stamps, deadlines, strict=False)]
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--events", type=int, default=200)
@@ -206,63 +210,47 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--realtime", type=int, default=REALTIME_PRIORITY,
                     help="SCHED_FIFO priority for yuezheng's sender process (0: none); with a "
                     "priority the plain-scheduling figures are also given as yuezheng_no_rt")
-    args = ap.parse_args(argv)
-    if not jack_running():
-        print("live_jitter: no JACK server is running (start one with .ci/jack.sh)",
-              file=sys.stderr)
-        return 1
-    n, interval = args.events, args.interval_ms / 1000
-    frames, rate = jack_period()
-    result: dict[str, Any] = {
-        "config": {"events": n, "interval_ms": args.interval_ms, "cpus": os.cpu_count(),
-                   "jack_period_frames": frames, "jack_rate": rate,
-                   "sender_start_method": "spawn", "sender_realtime_priority": args.realtime},
-    }
-    ctx = mp.get_context("spawn")
-    rx_parent, rx_child = ctx.Pipe()
-    rx_proc = ctx.Process(target=_receiver, args=(rx_child, RX_CLIENT), daemon=True)
-    rx_proc.start()
-    assert rx_parent.recv() == "ready"
+    return ap.parse_args(argv)
+
+
+def _isobar_missing() -> str | None:
+    """Why isobar cannot be compared, or None when it can."""
     try:
-        try:
-            import isobar  # noqa: F401
-            have_isobar: str | None = None
-        except ImportError as exc:
-            have_isobar = f"isobar is not installed ({exc}); `pip install isobar` to compare"
-        for label, load in (("idle", False), ("loaded", True)):
-            ctxm = Load() if load else None
-            if ctxm:
-                ctxm.__enter__()
-            try:
-                for key, prio in (("yuezheng", args.realtime), ("yuezheng_no_rt", 0)):
-                    if key == "yuezheng_no_rt" and not args.realtime:
-                        continue
-                    deadlines, handover, got_rt = run_yuezheng(n, interval, prio)
-                    latency = LATENCY_PERIODS * frames / rate
-                    rx = _rx(rx_parent, deadlines, latency)
-                    row: dict[str, Any] = _stats(rx) if rx else {"n": 0, "lost": True}
-                    row["latency_ms"] = round(latency * 1000, 3)
-                    row.update({"handover_p50_ms": round(handover[1] * 1000, 4),
-                                "handover_p99_ms": round(handover[2] * 1000, 4),
-                                "handover_max_ms": round(handover[3] * 1000, 4),
-                                "sched_fifo": got_rt})
-                    result.setdefault(key, {})[label] = row
-                late, deadlines, latency = run_deadline_sleep(n, interval)
-                row = _stats(late)
-                rxl = _rx(rx_parent, deadlines, latency)  # the panic's 32 messages follow
-                if rxl:
-                    row.update({f"rx_{k}": v for k, v in _stats(rxl).items() if k != "n"})
-                result.setdefault("deadline_sleep", {})[label] = row
-                if have_isobar:
-                    result["isobar"] = {"skipped": have_isobar}
-                else:
-                    result.setdefault("isobar", {})[label] = _stats(run_isobar(n, interval))
-            finally:
-                if ctxm:
-                    ctxm.__exit__(None, None, None)
-    finally:
-        rx_parent.send("quit")
-        rx_proc.join(5)
+        import isobar  # noqa: F401
+    except ImportError as exc:
+        return f"isobar is not installed ({exc}); `pip install isobar` to compare"
+    return None
+
+
+def _run_all(result: dict[str, Any], label: str, args: argparse.Namespace, rx_parent: Any,
+             latency: float, isobar_missing: str | None) -> None:
+    """Every contender once, under one load condition (``label``), into ``result``."""
+    n, interval = args.events, args.interval_ms / 1000
+    for key, prio in (("yuezheng", args.realtime), ("yuezheng_no_rt", 0)):
+        if key == "yuezheng_no_rt" and not args.realtime:
+            continue
+        deadlines, handover, got_rt = run_yuezheng(n, interval, prio)
+        rx = _rx(rx_parent, deadlines, latency)
+        row: dict[str, Any] = _stats(rx) if rx else {"n": 0, "lost": True}
+        row["latency_ms"] = round(latency * 1000, 3)
+        row.update({"handover_p50_ms": round(handover[1] * 1000, 4),
+                    "handover_p99_ms": round(handover[2] * 1000, 4),
+                    "handover_max_ms": round(handover[3] * 1000, 4),
+                    "sched_fifo": got_rt})
+        result.setdefault(key, {})[label] = row
+    late, deadlines, sleep_latency = run_deadline_sleep(n, interval)
+    row = _stats(late)
+    rxl = _rx(rx_parent, deadlines, sleep_latency)  # the 32 all-off messages follow
+    if rxl:
+        row.update({f"rx_{k}": v for k, v in _stats(rxl).items() if k != "n"})
+    result.setdefault("deadline_sleep", {})[label] = row
+    if isobar_missing:
+        result["isobar"] = {"skipped": isobar_missing}
+    else:
+        result.setdefault("isobar", {})[label] = _stats(run_isobar(n, interval))
+
+
+def _add_ratios(result: dict[str, Any], rate: int) -> None:
     y, i = result["yuezheng"], result.get("isobar", {})
     frame_ms = 1000 / rate  # arrival times are exact to a frame: no finer figure means anything
     for label in ("idle", "loaded"):
@@ -271,6 +259,35 @@ def main(argv: list[str] | None = None) -> int:
                 i[label]["p99_ms"] / max(y[label]["p99_ms"], frame_ms), 1)
             result[f"ratio_isobar_over_yuezheng_handover_{label}_p99"] = round(
                 i[label]["p99_ms"] / max(y[label]["handover_p99_ms"], 1e-3), 1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse_args(argv)
+    if not jack_running():
+        print("live_jitter: no JACK server is running (start one with .ci/jack.sh)",
+              file=sys.stderr)
+        return 1
+    frames, rate = jack_period()
+    result: dict[str, Any] = {
+        "config": {"events": args.events, "interval_ms": args.interval_ms,
+                   "cpus": os.cpu_count(), "jack_period_frames": frames, "jack_rate": rate,
+                   "sender_start_method": "spawn", "sender_realtime_priority": args.realtime},
+    }
+    ctx = mp.get_context("spawn")
+    rx_parent, rx_child = ctx.Pipe()
+    rx_proc = ctx.Process(target=_receiver, args=(rx_child, RX_CLIENT), daemon=True)
+    rx_proc.start()
+    assert rx_parent.recv() == "ready"
+    isobar_missing = _isobar_missing()
+    try:
+        for label, load in (("idle", False), ("loaded", True)):
+            with Load() if load else contextlib.nullcontext():
+                _run_all(result, label, args, rx_parent, LATENCY_PERIODS * frames / rate,
+                         isobar_missing)
+    finally:
+        rx_parent.send("quit")
+        rx_proc.join(5)
+    _add_ratios(result, rate)
     if args.json:
         print(json.dumps(result, indent=2))
     else:
