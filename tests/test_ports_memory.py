@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -91,3 +92,23 @@ def test_unwritable_path_is_a_port_error(tmp_path: Path) -> None:
     port = open_output(f"memory:{tmp_path / 'no' / 'such' / 'dir.jsonl'}").open()
     with pytest.raises(PortError, match="cannot write"):
         port.close()
+
+
+def test_show_sender_on_memory_needs_no_hardware(tmp_path: Path) -> None:
+    """The live sending process drives a ``memory:PATH`` output as any other: the messages on
+    their deadlines, then the note-offs of what still sounded when it closed."""
+    from sequencer.showsender import ShowSender
+
+    path = tmp_path / "rehearsal.jsonl"
+    schedule = [(0.0, note_on(0, 60, 100)), (0.05, note_on(1, 64, 90)), (0.1, note_off(0, 60))]
+    with ShowSender(f"memory:{path}", realtime=0) as sender:
+        sender.load("c", [t for t, _ in schedule], [m for _, m in schedule])
+        t0 = time.perf_counter() + 0.05
+        sender.go("c", t0)
+        limit = time.perf_counter() + 5.0
+        while not any(e[0] == "ended" for e in sender.events()):
+            assert time.perf_counter() < limit and sender.alive, "the cue did not end"
+            time.sleep(0.02)
+    record = read_memory_record(path)
+    assert [(at, data) for at, data in record[:3]] == [(t0 + t, m) for t, m in schedule]
+    assert record[3][1] == note_off(1, 64)

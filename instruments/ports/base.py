@@ -246,7 +246,8 @@ class LinkedOutput(OutputPort):
     ``destination`` when they open (None: a virtual output, nothing to keep) and
     ``settle_s``, the wait for a new connection to take effect."""
 
-    def __init__(self, spec: PortSpec, client_name: str, port_name: str) -> None:
+    def __init__(self, spec: PortSpec, *, client_name: str = DEFAULT_CLIENT_NAME,
+                 port_name: str = DEFAULT_PORT_NAME) -> None:
         super().__init__(str(spec))
         self.spec = spec
         self.client_name = client_name

@@ -29,14 +29,7 @@ from __future__ import annotations
 
 import time
 
-from instruments.ports.base import (
-    DEFAULT_CLIENT_NAME,
-    DEFAULT_PORT_NAME,
-    LinkedOutput,
-    PortError,
-    PortSpec,
-    choose_port,
-)
+from instruments.ports.base import LinkedOutput, PortError, choose_port
 from instruments.ports.jacklib import JackMidiClient
 
 SETTLE_TIMEOUT_S = 1.0  # longest wait for JACK to show a new connection
@@ -49,10 +42,7 @@ class JackOutput(LinkedOutput):
     frame_accurate = True
     callback_needs_gil = True
 
-    def __init__(self, spec: PortSpec, *, client_name: str = DEFAULT_CLIENT_NAME,
-                 port_name: str = DEFAULT_PORT_NAME) -> None:
-        super().__init__(spec, client_name, port_name)
-        self._client: JackMidiClient | None = None
+    _client: JackMidiClient | None = None  # the JACK client (also the watch), while open
 
     def _open(self) -> None:
         try:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from pathlib import Path
 
@@ -49,19 +48,17 @@ OUTPUT = MemoryOutput
 
 
 def write_memory_record(path: Path | str, messages: list[tuple[float, bytes]]) -> None:
-    """Write ``messages`` to ``path`` as JSON lines, whole or not at all."""
+    """Write ``messages`` to ``path`` as JSON lines, whole or not at all (a temporary file
+    beside it, then ``os.replace``)."""
     target = Path(path)
-    temp: str | None = None
+    temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
-        fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
-                                    dir=target.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        with open(temp, "w", encoding="utf-8") as f:
             for at, data in messages:
                 f.write(json.dumps({"at": at, "data": data.hex(" ")}) + "\n")
         os.replace(temp, target)
     except OSError as exc:
-        if temp is not None:
-            Path(temp).unlink(missing_ok=True)
+        temp.unlink(missing_ok=True)
         raise PortError(f"cannot write {target}: {exc.strerror or exc}") from None
 
 

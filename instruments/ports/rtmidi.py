@@ -13,14 +13,7 @@ import os
 import time
 from typing import Any
 
-from instruments.ports.base import (
-    DEFAULT_CLIENT_NAME,
-    DEFAULT_PORT_NAME,
-    LinkedOutput,
-    PortError,
-    PortSpec,
-    choose_port,
-)
+from instruments.ports.base import DEFAULT_CLIENT_NAME, LinkedOutput, PortError, choose_port
 
 API_NAMES: tuple[str, ...] = ("jack", "alsa", "default")
 
@@ -73,10 +66,7 @@ def list_ports(api: str = "jack") -> list[str]:
 class RtMidiOutput(LinkedOutput):
     """An rtmidi output for an ``alsa:`` or ``virtual:`` spec."""
 
-    def __init__(self, spec: PortSpec, *, client_name: str = DEFAULT_CLIENT_NAME,
-                 port_name: str = DEFAULT_PORT_NAME) -> None:
-        super().__init__(spec, client_name, port_name)
-        self._out: Any = None
+    _out: Any = None  # the rtmidi MidiOut, while open
 
     def _open(self) -> None:
         out = _midi_out(self.spec.api, self.client_name)
