@@ -38,15 +38,15 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from instruments.midi import all_off_messages  # noqa: E402
-from instruments.ports.base import choose_port  # noqa: E402
-from instruments.ports.jacklib import (  # noqa: E402
+from instruments.midi import all_off_messages
+from instruments.ports.base import choose_port
+from instruments.ports.jacklib import (
     LATENCY_PERIODS,
     JackMidiInput,
     jack_period,
     jack_running,
 )
-from sequencer.showsender import REALTIME_PRIORITY, ShowSender  # noqa: E402
+from sequencer.showsender import REALTIME_PRIORITY, ShowSender
 
 RX_CLIENT = f"yzbench{os.getpid()}"
 RX_PORT = f"{RX_CLIENT}:in"

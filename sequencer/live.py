@@ -144,7 +144,7 @@ def output_options(spec: str, timeline: Timeline) -> dict[str, Any] | None:
 
     if parse_spec(spec).kind != "pyo":
         return None
-    from instruments.ports.pyo import LiveNote  # noqa: PLC0415
+    from instruments.ports.pyo import LiveNote
 
     notes = sorted({LiveNote(n.instrument, n.hz, float(seconds(n.duration)), n.velocity)
                     for n in timeline.notes}, key=repr)

@@ -66,7 +66,7 @@ class JackRecorder(ActiveClient):
                                   ctypes.POINTER(ctypes.c_float))
                 block[:, i] = np.ctypeslib.as_array(ptr, shape=(nframes,))
             self.blocks.append((lib.jack_last_frame_time(self._client), block))
-        except Exception:  # noqa: BLE001 - nothing may escape into JACK's thread
+        except Exception:  # nothing may escape into JACK's thread
             return 0
         return 0
 

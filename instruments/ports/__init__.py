@@ -24,12 +24,17 @@ BACKENDS: dict[str, str] = {"jack": "jack", "jack-virtual": "jack", "alsa": "rtm
                             "virtual": "rtmidi", "pyo": "pyo", "memory": "memory"}
 
 __all__ = ["BACKENDS", "DEFAULT_CLIENT_NAME", "DEFAULT_PORT_NAME", "OutputPort", "PortError",
-           "PortSpec", "backend", "list_ports", "open_output", "parse_spec"]
+           "PortSpec", "backend", "list_ports", "load_backend", "open_output", "parse_spec"]
+
+
+def load_backend(module: str) -> ModuleType:
+    """A backend module by its name under ``instruments.ports`` (imported on first use)."""
+    return importlib.import_module("instruments.ports." + module)
 
 
 def backend(kind: str) -> ModuleType:
-    """The backend module of a spec kind (imported on first use)."""
-    return importlib.import_module("instruments.ports." + BACKENDS[kind])
+    """The backend module of a spec kind."""
+    return load_backend(BACKENDS[kind])
 
 
 def parse_spec(spec: str) -> PortSpec:
@@ -55,5 +60,6 @@ def open_output(spec: str | PortSpec, *, client_name: str = DEFAULT_CLIENT_NAME,
 
 
 def list_ports(api: str = "jack") -> list[str]:
-    """Names of the MIDI inputs an output can connect to, on ``api`` (jack, alsa or default)."""
-    return backend("alsa").list_ports(api)
+    """Names of the MIDI inputs an output can connect to, on ``api`` (jack, alsa or default):
+    rtmidi lists them on every API."""
+    return load_backend("rtmidi").list_ports(api)

@@ -115,11 +115,6 @@ class OutputPort:
     ``open()`` or ``with port:`` does.
     """
 
-    #: True when ``send(data, at=deadline)`` puts the message on the deadline's own frame (a
-    #: constant latency later), so a sender need not wake exactly on time
-    frame_accurate = False
-    #: the constant delay a frame-accurate port adds (0 for the others)
-    latency_s = 0.0
     #: True when the port runs an audio callback in this process that needs the GIL (JACK
     #: through ctypes, pyo): a sender must then wait without holding the GIL
     callback_needs_gil = False
@@ -213,7 +208,7 @@ class OutputPort:
         try:
             if not getattr(self, "closed", True):
                 self.close()
-        except Exception:  # noqa: BLE001 - nothing can be reported from a finalizer
+        except Exception:  # nothing can be reported from a finalizer
             pass
 
     def __repr__(self) -> str:

@@ -39,7 +39,6 @@ class JackOutput(LinkedOutput):
     """A ``jack:`` or ``jack-virtual:`` output on a ``JackMidiClient``: frame-accurate sends
     with a constant latency, and the connection upkeep of ``LinkedOutput``."""
 
-    frame_accurate = True
     callback_needs_gil = True
 
     _client: JackMidiClient | None = None  # the JACK client (also the watch), while open
@@ -78,10 +77,6 @@ class JackOutput(LinkedOutput):
                 break
             time.sleep(0.002)
         time.sleep(self.settle_s)
-
-    @property
-    def latency_s(self) -> float:  # type: ignore[override]
-        return self._client.latency_s if self._client is not None else 0.0
 
     @property
     def late(self) -> int:

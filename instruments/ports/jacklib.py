@@ -81,8 +81,9 @@ def libjack() -> Any:
 
 
 class JackWatch:
-    """A small libjack client (never activated) that lists MIDI ports and their connections
-    and reconnects them. Used by ``jack:`` ports; opening it never starts a server."""
+    """A libjack client that lists MIDI and audio ports and their connections and connects
+    ports (the pyo output finds and connects its ports with one; the activated clients below
+    build on it). Opening it never starts a server."""
 
     def __init__(self, client_name: str = "yuezheng-watch") -> None:
         self._client: int | None = None
@@ -221,8 +222,6 @@ class JackMidiClient(ActiveClient):
     ``send(data, at)``: queue ``data`` for the frame of ``at + latency`` (``at`` None: now).
     Also a ``JackWatch`` (listing, connections, connect) on the same client."""
 
-    frame_accurate = True
-
     def __init__(self, client_name: str, port_name: str,
                  latency_periods: int = LATENCY_PERIODS) -> None:
         super().__init__(client_name)
@@ -302,7 +301,7 @@ class JackMidiClient(ActiveClient):
                     break
                 last = offset
                 queue.popleft()
-        except Exception:  # noqa: BLE001 - nothing may escape into JACK's thread
+        except Exception:  # nothing may escape into JACK's thread
             return 0
         return 0
 
@@ -348,6 +347,6 @@ class JackMidiInput(ActiveClient):
                         self.messages.append(
                             (base + event.time, ctypes.string_at(event.buffer, event.size), now,
                              start + event.time * step))
-        except Exception:  # noqa: BLE001 - nothing may escape into JACK's thread
+        except Exception:  # nothing may escape into JACK's thread
             return 0
         return 0

@@ -147,7 +147,7 @@ class PyoOutput(OutputPort):
         if watch is not None:
             self.sample_rate = watch.period()[1]
         os.environ.setdefault("PYO_GUI_WX", "0")
-        import pyo  # noqa: PLC0415 - only when the output opens
+        import pyo  # only when the output opens
 
         self._pyo = pyo
         if backend == "portaudio" and pyo.pa_get_default_output() < 0:
