@@ -7,7 +7,7 @@ Needs a running JACK server (.ci/jack.sh). Each contender sends ``--events`` mes
 process, which with two cores takes the other core).
 
 * yuezheng: the path ``yuezheng live`` uses — a ``ShowSender`` process fed the schedule as one
-  cue, started by a GO, sending to a ``jack:`` output (``instruments.jackmidi``: each message on
+  cue, started by a GO, sending to a ``jack:`` output (``instruments.ports.jack``: each message on
   its deadline's frame, a constant latency later). ``p50_ms``/``p99_ms``/``max_ms``/``drift_ms``
   are its lateness **at arrival**: a receiver in its own idle process stamps each message with
   the time of its JACK frame (JACK's cycle-time estimate), minus the deadline and the output's
@@ -26,6 +26,7 @@ This file prints (it is a script, not part of the library).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing as mp
 import os
@@ -37,9 +38,15 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from instruments.jackmidi import LATENCY_PERIODS, JackMidiInput  # noqa: E402
-from instruments.ports import RtMidiOutput, jack_period, jack_running, parse_spec  # noqa: E402
-from sequencer.showsender import REALTIME_PRIORITY, ShowSender  # noqa: E402
+from instruments.midi import all_off_messages
+from instruments.ports.base import choose_port
+from instruments.ports.jacklib import (
+    LATENCY_PERIODS,
+    JackMidiInput,
+    jack_period,
+    jack_running,
+)
+from sequencer.showsender import REALTIME_PRIORITY, ShowSender
 
 RX_CLIENT = f"yzbench{os.getpid()}"
 RX_PORT = f"{RX_CLIENT}:in"
@@ -136,8 +143,12 @@ def run_deadline_sleep(n: int, interval: float) -> tuple[list[float], list[float
     schedule = _schedule(n, interval)
     late: list[float] = []
     deadlines: list[float] = []
-    # a plain loop sends through rtmidi, as such programs do (no frame placement)
-    with RtMidiOutput(parse_spec(f"jack:{RX_PORT}"), client_name="yzbench-sleep") as port:
+    # a plain loop sends through rtmidi's JACK API, as such programs do (no frame placement)
+    import rtmidi
+
+    out = rtmidi.MidiOut(rtmidi.API_UNIX_JACK, "yzbench-sleep")
+    try:
+        out.open_port(choose_port(out.get_ports(), RX_PORT, "jack"), "out")
         t0 = time.perf_counter() + 0.2
         for t, message in schedule:
             deadline = t0 + t
@@ -145,12 +156,16 @@ def run_deadline_sleep(n: int, interval: float) -> tuple[list[float], list[float
             if delay > 0:
                 time.sleep(delay)
             sent = time.perf_counter()
-            port.send(message)
+            out.send_message(message)
             late.append(sent - deadline)
             deadlines.append(deadline)
-        latency = port.latency_s
-        port.panic()
-    return late, deadlines, latency
+        for message in all_off_messages():  # what a panic's second stage sends
+            out.send_message(message)
+        time.sleep(0.05)  # let JACK take what is queued before the port closes
+        out.close_port()
+    finally:
+        out.delete()
+    return late, deadlines, 0.0
 
 
 def run_isobar(n: int, interval: float) -> list[float]:
@@ -186,7 +201,7 @@ def _rx(conn: Any, deadlines: list[float], latency: float) -> list[float] | None
     return [s - d - latency for s, d in zip(stamps, deadlines, strict=False)]
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--events", type=int, default=200)
@@ -195,63 +210,47 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--realtime", type=int, default=REALTIME_PRIORITY,
                     help="SCHED_FIFO priority for yuezheng's sender process (0: none); with a "
                     "priority the plain-scheduling figures are also given as yuezheng_no_rt")
-    args = ap.parse_args(argv)
-    if not jack_running():
-        print("live_jitter: no JACK server is running (start one with .ci/jack.sh)",
-              file=sys.stderr)
-        return 1
-    n, interval = args.events, args.interval_ms / 1000
-    frames, rate = jack_period()
-    result: dict[str, Any] = {
-        "config": {"events": n, "interval_ms": args.interval_ms, "cpus": os.cpu_count(),
-                   "jack_period_frames": frames, "jack_rate": rate,
-                   "sender_start_method": "spawn", "sender_realtime_priority": args.realtime},
-    }
-    ctx = mp.get_context("spawn")
-    rx_parent, rx_child = ctx.Pipe()
-    rx_proc = ctx.Process(target=_receiver, args=(rx_child, RX_CLIENT), daemon=True)
-    rx_proc.start()
-    assert rx_parent.recv() == "ready"
+    return ap.parse_args(argv)
+
+
+def _isobar_missing() -> str | None:
+    """Why isobar cannot be compared, or None when it can."""
     try:
-        try:
-            import isobar  # noqa: F401
-            have_isobar: str | None = None
-        except ImportError as exc:
-            have_isobar = f"isobar is not installed ({exc}); `pip install isobar` to compare"
-        for label, load in (("idle", False), ("loaded", True)):
-            ctxm = Load() if load else None
-            if ctxm:
-                ctxm.__enter__()
-            try:
-                for key, prio in (("yuezheng", args.realtime), ("yuezheng_no_rt", 0)):
-                    if key == "yuezheng_no_rt" and not args.realtime:
-                        continue
-                    deadlines, handover, got_rt = run_yuezheng(n, interval, prio)
-                    latency = LATENCY_PERIODS * frames / rate
-                    rx = _rx(rx_parent, deadlines, latency)
-                    row: dict[str, Any] = _stats(rx) if rx else {"n": 0, "lost": True}
-                    row["latency_ms"] = round(latency * 1000, 3)
-                    row.update({"handover_p50_ms": round(handover[1] * 1000, 4),
-                                "handover_p99_ms": round(handover[2] * 1000, 4),
-                                "handover_max_ms": round(handover[3] * 1000, 4),
-                                "sched_fifo": got_rt})
-                    result.setdefault(key, {})[label] = row
-                late, deadlines, latency = run_deadline_sleep(n, interval)
-                row = _stats(late)
-                rxl = _rx(rx_parent, deadlines, latency)  # the panic's 32 messages follow
-                if rxl:
-                    row.update({f"rx_{k}": v for k, v in _stats(rxl).items() if k != "n"})
-                result.setdefault("deadline_sleep", {})[label] = row
-                if have_isobar:
-                    result["isobar"] = {"skipped": have_isobar}
-                else:
-                    result.setdefault("isobar", {})[label] = _stats(run_isobar(n, interval))
-            finally:
-                if ctxm:
-                    ctxm.__exit__(None, None, None)
-    finally:
-        rx_parent.send("quit")
-        rx_proc.join(5)
+        import isobar  # noqa: F401
+    except ImportError as exc:
+        return f"isobar is not installed ({exc}); `pip install isobar` to compare"
+    return None
+
+
+def _run_all(result: dict[str, Any], label: str, args: argparse.Namespace, rx_parent: Any,
+             latency: float, isobar_missing: str | None) -> None:
+    """Every contender once, under one load condition (``label``), into ``result``."""
+    n, interval = args.events, args.interval_ms / 1000
+    for key, prio in (("yuezheng", args.realtime), ("yuezheng_no_rt", 0)):
+        if key == "yuezheng_no_rt" and not args.realtime:
+            continue
+        deadlines, handover, got_rt = run_yuezheng(n, interval, prio)
+        rx = _rx(rx_parent, deadlines, latency)
+        row: dict[str, Any] = _stats(rx) if rx else {"n": 0, "lost": True}
+        row["latency_ms"] = round(latency * 1000, 3)
+        row.update({"handover_p50_ms": round(handover[1] * 1000, 4),
+                    "handover_p99_ms": round(handover[2] * 1000, 4),
+                    "handover_max_ms": round(handover[3] * 1000, 4),
+                    "sched_fifo": got_rt})
+        result.setdefault(key, {})[label] = row
+    late, deadlines, sleep_latency = run_deadline_sleep(n, interval)
+    row = _stats(late)
+    rxl = _rx(rx_parent, deadlines, sleep_latency)  # the 32 all-off messages follow
+    if rxl:
+        row.update({f"rx_{k}": v for k, v in _stats(rxl).items() if k != "n"})
+    result.setdefault("deadline_sleep", {})[label] = row
+    if isobar_missing:
+        result["isobar"] = {"skipped": isobar_missing}
+    else:
+        result.setdefault("isobar", {})[label] = _stats(run_isobar(n, interval))
+
+
+def _add_ratios(result: dict[str, Any], rate: int) -> None:
     y, i = result["yuezheng"], result.get("isobar", {})
     frame_ms = 1000 / rate  # arrival times are exact to a frame: no finer figure means anything
     for label in ("idle", "loaded"):
@@ -260,6 +259,35 @@ def main(argv: list[str] | None = None) -> int:
                 i[label]["p99_ms"] / max(y[label]["p99_ms"], frame_ms), 1)
             result[f"ratio_isobar_over_yuezheng_handover_{label}_p99"] = round(
                 i[label]["p99_ms"] / max(y[label]["handover_p99_ms"], 1e-3), 1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse_args(argv)
+    if not jack_running():
+        print("live_jitter: no JACK server is running (start one with .ci/jack.sh)",
+              file=sys.stderr)
+        return 1
+    frames, rate = jack_period()
+    result: dict[str, Any] = {
+        "config": {"events": args.events, "interval_ms": args.interval_ms,
+                   "cpus": os.cpu_count(), "jack_period_frames": frames, "jack_rate": rate,
+                   "sender_start_method": "spawn", "sender_realtime_priority": args.realtime},
+    }
+    ctx = mp.get_context("spawn")
+    rx_parent, rx_child = ctx.Pipe()
+    rx_proc = ctx.Process(target=_receiver, args=(rx_child, RX_CLIENT), daemon=True)
+    rx_proc.start()
+    assert rx_parent.recv() == "ready"
+    isobar_missing = _isobar_missing()
+    try:
+        for label, load in (("idle", False), ("loaded", True)):
+            with Load() if load else contextlib.nullcontext():
+                _run_all(result, label, args, rx_parent, LATENCY_PERIODS * frames / rate,
+                         isobar_missing)
+    finally:
+        rx_parent.send("quit")
+        rx_proc.join(5)
+    _add_ratios(result, rate)
     if args.json:
         print(json.dumps(result, indent=2))
     else:

@@ -144,7 +144,7 @@ def output_options(spec: str, timeline: Timeline) -> dict[str, Any] | None:
 
     if parse_spec(spec).kind != "pyo":
         return None
-    from instruments.pyoport import LiveNote  # noqa: PLC0415
+    from instruments.ports.pyo import LiveNote
 
     notes = sorted({LiveNote(n.instrument, n.hz, float(seconds(n.duration)), n.velocity)
                     for n in timeline.notes}, key=repr)
@@ -598,11 +598,13 @@ def start_midi_in(player: Player, spec: str, mapping: dict[tuple[str, int], str]
     ``jack-virtual:NAME`` a new input others connect to, ``alsa:``/``virtual:`` likewise)."""
     import rtmidi
 
-    from instruments.ports import PortError, _choose, _rtmidi_api, parse_spec
+    from instruments.ports import PortError, parse_spec
+    from instruments.ports.base import choose_port
+    from instruments.ports.rtmidi import rtmidi_api
 
     parsed = parse_spec(spec)
     try:
-        midi_in = rtmidi.MidiIn(_rtmidi_api(parsed.api), f"{player.sender.client_name}-in")
+        midi_in = rtmidi.MidiIn(rtmidi_api(parsed.api), f"{player.sender.client_name}-in")
     except (rtmidi.SystemError, RuntimeError) as exc:  # type: ignore[attr-defined]
         raise PortError(f"--midi-in {spec}: cannot open a MIDI input: {exc}") from None
     midi_in.ignore_types(sysex=False, timing=True, active_sense=True)
@@ -611,7 +613,7 @@ def start_midi_in(player: Player, spec: str, mapping: dict[tuple[str, int], str]
             midi_in.open_virtual_port(parsed.name)
         else:
             ports = midi_in.get_ports()
-            midi_in.open_port(_choose(ports, parsed.name, parsed.api), "in")
+            midi_in.open_port(choose_port(ports, parsed.name, parsed.api), "in")
     except BaseException:
         midi_in.delete()
         raise

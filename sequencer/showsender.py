@@ -52,12 +52,11 @@ from multiprocessing.connection import Connection
 from typing import Any, Self
 
 from cues.errors import UserError
+from instruments.midi import all_off_messages, check_message
 from instruments.ports import (
     DEFAULT_CLIENT_NAME,
     DEFAULT_PORT_NAME,
     OutputPort,
-    all_off_messages,
-    check_message,
     open_output,
     parse_spec,
 )

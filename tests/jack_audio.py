@@ -1,6 +1,7 @@
 """A JACK audio recorder for the tests: two audio inputs, every period copied out in JACK's
-thread (ctypes on libjack, like ``instruments.jackmidi``) with its first frame, so that a period
-the recorder missed (an xrun on a busy machine) is silence in its place, not a jump in time."""
+thread (ctypes on libjack, like ``instruments.ports.jacklib``) with its first frame, so that a
+period the recorder missed (an xrun on a busy machine) is silence in its place, not a jump in
+time."""
 
 from __future__ import annotations
 
@@ -8,9 +9,7 @@ import ctypes
 
 import numpy as np
 
-from instruments.jackmidi import ActiveClient
-
-_AUDIO = b"32 bit float mono audio"
+from instruments.ports.jacklib import AUDIO_TYPE, PORT_IS_INPUT, ActiveClient
 
 
 class JackRecorder(ActiveClient):
@@ -25,7 +24,7 @@ class JackRecorder(ActiveClient):
     def open(self) -> JackRecorder:
         super().open()
         for i in range(self.channels):
-            port, name = self._register(f"in_{i + 1}", _AUDIO, 0x1)
+            port, name = self._register(f"in_{i + 1}", AUDIO_TYPE, PORT_IS_INPUT)
             self.ports.append(port)
             self.port_names.append(name)
         self.rate = self.period()[1]
@@ -66,7 +65,7 @@ class JackRecorder(ActiveClient):
                                   ctypes.POINTER(ctypes.c_float))
                 block[:, i] = np.ctypeslib.as_array(ptr, shape=(nframes,))
             self.blocks.append((lib.jack_last_frame_time(self._client), block))
-        except Exception:  # noqa: BLE001 - nothing may escape into JACK's thread
+        except Exception:  # nothing may escape into JACK's thread
             return 0
         return 0
 

@@ -1,6 +1,6 @@
 """Live output over a real JACK server (the dummy driver started by .ci/jack.sh, 256 frames).
 
-A receiver in the test is a JACK MIDI input of its own (``instruments.jackmidi.JackMidiInput``):
+A receiver in the test is a JACK MIDI input of its own (``instruments.ports.jacklib.JackMidiInput``):
 each message's reception time is the time of its JACK frame (the period's first frame plus the
 message's offset in it, on JACK's estimate of its cycle times), exact to the sample and
 independent of when Python runs. Outputs to JACK are
@@ -17,8 +17,16 @@ import time
 
 import pytest
 
-from instruments.jackmidi import LATENCY_PERIODS, JackMidiInput
-from instruments.ports import PortError, all_off_messages, list_ports, open_output
+from instruments.midi import (
+    SoundingNotes,
+    all_off_messages,
+    is_note_off,
+    is_note_on,
+    note_off,
+    note_on,
+)
+from instruments.ports import PortError, list_ports, open_output
+from instruments.ports.jacklib import LATENCY_PERIODS, JackMidiInput
 from sequencer.showsender import ShowSender
 
 pytestmark = pytest.mark.jack
@@ -64,23 +72,17 @@ def receiver(jack: tuple[int, int]):
 
 def _unsilenced(received: list[bytes]) -> set[tuple[int, int]]:
     """Notes the receiver saw turned on and never turned off (by a note-off or CC 123/120)."""
-    sounding: set[tuple[int, int]] = set()
+    sounding = SoundingNotes()
     for m in received:
-        kind, ch = m[0] & 0xF0, m[0] & 0x0F
-        if kind == 0x90 and m[2] > 0:
-            sounding.add((ch, m[1]))
-        elif kind in (0x80, 0x90):
-            sounding.discard((ch, m[1]))
-        elif kind == 0xB0 and m[1] in (120, 123):
-            sounding = {n for n in sounding if n[0] != ch}
-    return sounding
+        sounding.track(m)
+    return sounding.notes
 
 
 def _notes(n: int, spacing: float, length: float, first_key: int = 30) -> list[tuple[float, bytes]]:
     schedule = []
     for k in range(n):
-        schedule.append((k * spacing, bytes((0x90, first_key + k, 100))))
-        schedule.append((k * spacing + length, bytes((0x80, first_key + k, 0))))
+        schedule.append((k * spacing, note_on(0, first_key + k, 100)))
+        schedule.append((k * spacing + length, note_off(0, first_key + k)))
     return sorted(schedule, key=lambda item: item[0])
 
 
@@ -186,7 +188,7 @@ def test_sigterm_mid_run_leaves_nothing_sounding(receiver: Receiver) -> None:
     schedule = _notes(100, 0.02, 0.07, first_key=20)  # overlapping notes: several always sound
     s = _show(receiver, schedule)
     _go(s, 0.1)
-    assert receiver.wait_for(lambda got: sum(m[0] == 0x90 for m in got) >= 10)
+    assert receiver.wait_for(lambda got: sum(is_note_on(m) for m in got) >= 10)
     assert s.pid is not None
     os.kill(s.pid, signal.SIGTERM)
     s.close()
@@ -194,11 +196,11 @@ def test_sigterm_mid_run_leaves_nothing_sounding(receiver: Receiver) -> None:
     got = receiver.data()
     assert _unsilenced(got) == set()
     assert b"\xb0\x7b\x00" in got  # the panic's second stage ran
-    assert sum(m[0] == 0x90 for m in got) < 100  # it stopped mid-run
+    assert sum(is_note_on(m) for m in got) < 100  # it stopped mid-run
 
 
 def test_panic_silences_within_200_ms(receiver: Receiver) -> None:
-    schedule = [(0.0, bytes((0x90 | ch, 60, 100))) for ch in range(4)] + [(30.0, b"\x80\x3c\x00")]
+    schedule = [(0.0, note_on(ch, 60, 100)) for ch in range(4)] + [(30.0, note_off(0, 60))]
     s = _show(receiver, schedule)
     try:
         _go(s, 0.05)
@@ -243,6 +245,39 @@ def test_hold_releases_and_resume_shifts(receiver: Receiver) -> None:
 
 
 @timing_flaky
+def _check_after_reconnection(rec: Receiver, got: list[bytes],
+                              schedule: list[tuple[float, bytes]],
+                              sent: dict[int, float], offs: dict[int, float], cut: set[int],
+                              removed: float, reconnected: float, latency: float) -> None:
+    """What the restored destination received: first what was on its way, then one burst of
+    note-offs closing every cut note, then the rest of the schedule on time (``got``: what
+    ``rec`` has received)."""
+    ended_in_outage = {k for k in offs if offs[k] < reconnected}
+    # what was handed to the output within its latency before the reconnection (which
+    # waits some 20 ms for JACK to settle before it closes the cut notes) was still on
+    # its way, and arrives first, on its own frames
+    on_the_way = [m for i, (_, m) in enumerate(schedule)
+                  if reconnected - latency - 0.05 < sent[i] <= reconnected]
+    lead = list(itertools.takewhile(
+        lambda m: not (is_note_off(m) and m[1] in ended_in_outage), got))
+    assert all(m in on_the_way for m in lead), (lead, on_the_way)
+    got_after = got[len(lead):]
+    burst = list(itertools.takewhile(lambda m: is_note_off(m) and m[1] in ended_in_outage,
+                                     got_after))
+    # every cut note is closed at once; a note that ended shortly before the removal may be
+    # closed too (the port only knows what sounded at its last good check)
+    assert cut <= {m[1] for m in burst}
+    assert all(offs[m[1]] > removed - 0.6 for m in burst)
+    # after the cut-note burst, the timing holds against the schedule
+    rest = rec.messages[len(lead) + len(burst):]
+    later = [(t, m) for i, (t, m) in enumerate(schedule) if sent[i] > reconnected + 0.01]
+    assert len(rest) >= len(later)
+    tail = rest[len(rest) - len(later):]
+    assert [m for _, m, _ in tail] == [m for _, m in later]
+    errors_ms = timing_errors_ms([t for t, _ in later], [rx for rx, _, _ in tail])
+    assert max(errors_ms) <= 3.0, f"worst reception error {max(errors_ms):.2f} ms"
+
+
 def test_destination_removed_and_restored(jack: tuple[int, int]) -> None:
     rec = Receiver()
     client = rec.client
@@ -270,38 +305,15 @@ def test_destination_removed_and_restored(jack: tuple[int, int]) -> None:
         assert all(d == t0 + schedule[i][0] for i, d, _ in records)
         # cut notes: on before the removal, their note-off sent while the port was gone
         sent = {i: at for i, _, at in records}
-        ons = {m[1]: sent[i] for i, (_, m) in enumerate(schedule) if m[0] == 0x90}
-        offs = {m[1]: sent[i] for i, (_, m) in enumerate(schedule) if m[0] == 0x80}
+        ons = {m[1]: sent[i] for i, (_, m) in enumerate(schedule) if is_note_on(m)}
+        offs = {m[1]: sent[i] for i, (_, m) in enumerate(schedule) if is_note_off(m)}
         cut = {k for k in ons if ons[k] < removed - 0.01 and removed + 0.01 < offs[k] < restored}
         assert cut
         time.sleep(0.1)
         got = rec2.data()
-        ended_in_outage = {k for k in offs if offs[k] < reconnected}
-        # what was handed to the output within its latency before the reconnection (which
-        # waits some 20 ms for JACK to settle before it closes the cut notes) was still on
-        # its way, and arrives first, on its own frames
         frames, rate = jack
-        latency = LATENCY_PERIODS * frames / rate
-        on_the_way = [m for i, (_, m) in enumerate(schedule)
-                      if reconnected - latency - 0.05 < sent[i] <= reconnected]
-        lead = list(itertools.takewhile(
-            lambda m: not (m[0] == 0x80 and m[1] in ended_in_outage), got))
-        assert all(m in on_the_way for m in lead), (lead, on_the_way)
-        got_after = got[len(lead):]
-        burst = list(itertools.takewhile(lambda m: m[0] == 0x80 and m[1] in ended_in_outage,
-                                         got_after))
-        # every cut note is closed at once; a note that ended shortly before the removal may be
-        # closed too (the port only knows what sounded at its last good check)
-        assert cut <= {m[1] for m in burst}
-        assert all(offs[m[1]] > removed - 0.6 for m in burst)
-        # after the cut-note burst, the timing holds against the schedule
-        rest = rec2.messages[len(lead) + len(burst):]
-        later = [(t, m) for i, (t, m) in enumerate(schedule) if sent[i] > reconnected + 0.01]
-        assert len(rest) >= len(later)
-        tail = rest[len(rest) - len(later):]
-        assert [m for _, m, _ in tail] == [m for _, m in later]
-        errors_ms = timing_errors_ms([t for t, _ in later], [rx for rx, _, _ in tail])
-        assert max(errors_ms) <= 3.0, f"worst reception error {max(errors_ms):.2f} ms"
+        _check_after_reconnection(rec2, got, schedule, sent, offs, cut, removed, reconnected,
+                                  LATENCY_PERIODS * frames / rate)
         assert _unsilenced(got) == set()
     finally:
         s.close()

@@ -25,42 +25,52 @@ first two audio inputs of CLIENT instead of the system playback ports: a recorde
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from cues.catalog import CATALOG, GM_PERCUSSION_CHANNEL
-from instruments.ports import (
-    CC_ALL_NOTES_OFF,
-    CC_ALL_SOUND_OFF,
+from instruments import voices
+from instruments.midi import (
+    CC_DATA_ENTRY,
+    CC_RPN_LSB,
+    CC_RPN_MSB,
+    CHANNELS,
     CONTROL_CHANGE,
-    NOTE_OFF,
-    NOTE_ON,
+    PITCH_BEND,
+    PITCH_BEND_CENTER,
+    bend_value,
+    channel_of,
+    is_all_off,
+    is_note_off,
+    is_note_on,
+    kind_of,
+)
+from instruments.mixer import HEADROOM_DB, pan_gains
+from instruments.ports.base import (
+    DEFAULT_CLIENT_NAME,
+    DEFAULT_PORT_NAME,
     OutputPort,
     PortError,
     PortSpec,
 )
+from instruments.ports.jacklib import JackWatch, jack_running
+from instruments.ports.pyotables import (
+    LiveNote,
+    Table,
+    channel_map,
+    fill_table,
+    nearest_table,
+    render_tables,
+)
 
 BACKENDS = ("jack", "portaudio")
-PITCH_BEND = 0xE0
 DEFAULT_BEND_RANGE = 2  # semitones, until an RPN 0 says otherwise (yuezheng's files send ±2)
-SUSTAIN_MARGIN_S = 0.5  # sustained tables run this much (and 25 %) past the longest note
 PANIC_FADE_S = 0.02
+CC_DATA_ENTRY_LSB = 38  # the cents of an RPN 0 pitch-bend range
 RING_OUT_S = 1.2  # at the end of a show, what still rings may (ShowSender.close waits 3 s)
 RING_OUT_FADE_S = 0.15
-
-
-@dataclass(frozen=True)
-class LiveNote:
-    """A note the show will play (what tables to prepare)."""
-
-    instrument: str
-    hz: float | None
-    duration_s: float
-    velocity: int
 
 
 def parse_pyo_spec(name: str) -> tuple[str | None, str | None]:
@@ -78,23 +88,19 @@ def parse_pyo_spec(name: str) -> tuple[str | None, str | None]:
     return backend, target or None
 
 
-def _channel_map() -> tuple[dict[int, str], dict[int, str]]:
-    melodic: dict[int, str] = {}
-    drums: dict[int, str] = {}
-    for inst in CATALOG.values():
-        if inst.gm_key is not None:
-            drums.setdefault(inst.gm_key, inst.name)
-        else:
-            melodic.setdefault(inst.channel, inst.name)
-    return melodic, drums
+def check_spec(spec: PortSpec) -> None:
+    """The factory's check of a ``pyo`` spec's name (raises PortError)."""
+    parse_pyo_spec(spec.name)
 
 
 class PyoOutput(OutputPort):
-    """See the module docstring. ``notes`` and ``places`` come from the compiled rite."""
+    """See the module docstring. ``notes`` and ``places`` come from the compiled rite;
+    ``port_name``, which every output takes, is unused (pyo names its JACK ports itself)."""
 
     callback_needs_gil = True  # pyo's audio callback runs in this process
 
-    def __init__(self, spec: PortSpec, *, client_name: str = "yuezheng",
+    def __init__(self, spec: PortSpec, *, client_name: str = DEFAULT_CLIENT_NAME,
+                 port_name: str = DEFAULT_PORT_NAME,
                  notes: Iterable[LiveNote] = (),
                  places: Mapping[str, tuple[float, float]] | None = None,
                  bell_interval: str = "minor") -> None:
@@ -108,29 +114,25 @@ class PyoOutput(OutputPort):
         self.sample_rate = 48000
         self.own_name: str | None = None
         self.destination: str | None = None
-        self._melodic, self._drums = _channel_map()
+        self._melodic, self._drums = channel_map()
         self._pyo: Any = None
         self._server: Any = None
         self._chain: list[Any] = []
-        self._tables: dict[str, list[tuple[float | None, int, Any, int]]] = {}
+        self._tables: dict[str, list[Table]] = {}
         self._voices: dict[int, tuple[float, tuple[int, int], Any, Any, Any]] = {}
         self._by_note: dict[tuple[int, int], list[int]] = {}
         self._next_voice = 0
-        self._bend = [0.0] * 16
-        self._range = [float(DEFAULT_BEND_RANGE)] * 16
-        self._rpn = [(127, 127)] * 16
+        self._bend = [0.0] * CHANNELS
+        self._range = [float(DEFAULT_BEND_RANGE)] * CHANNELS
+        self._rpn = [(127, 127)] * CHANNELS
 
     # opening -----------------------------------------------------------------------------------
     def _open(self) -> None:
         backend = self.backend
         if backend is None:
-            from instruments.ports import jack_running  # noqa: PLC0415
-
             backend = "jack" if jack_running() else "portaudio"
         watch = None
         if backend == "jack":  # one JACK client looks and connects for the whole opening
-            from instruments.ports import JackWatch  # noqa: PLC0415
-
             try:
                 watch = JackWatch(f"{self.client_name}-look").open()
             except (OSError, PortError) as exc:
@@ -145,14 +147,14 @@ class PyoOutput(OutputPort):
         if watch is not None:
             self.sample_rate = watch.period()[1]
         os.environ.setdefault("PYO_GUI_WX", "0")
-        import pyo  # noqa: PLC0415 - only when the output opens
+        import pyo  # only when the output opens
 
         self._pyo = pyo
         if backend == "portaudio" and pyo.pa_get_default_output() < 0:
             raise PortError(f"output {self.spec}: PortAudio finds no audio output device on "
                             "this machine; start a JACK server and use pyo:jack")
         inputs = self._jack_audio_inputs(watch, self.target) if self.target else []
-        arrays = self._render_tables()
+        arrays = render_tables(self.notes, self.sample_rate, self.bell_interval)
         server = pyo.Server(sr=self.sample_rate, nchnls=2, duplex=0, audio=backend,
                             jackname=self.client_name, buffersize=256)
         server.setVerbosity(1)
@@ -184,13 +186,12 @@ class PyoOutput(OutputPort):
             server.shutdown()
             raise
 
-    def _start(self, pyo: Any, arrays: dict[str, list[tuple[float | None, int, Any, int]]]
-               ) -> None:
+    def _start(self, pyo: Any, arrays: dict[str, list[Table]]) -> None:
         """Load the tables and build the master chain on the running server."""
         for name, entries in arrays.items():
             for hz, velocity, arr, _length in entries:
                 table = pyo.DataTable(size=max(1, arr.size))
-                _fill(table, arr)
+                fill_table(table, arr)
                 self._tables.setdefault(name, []).append((hz, velocity, table, arr.size))
         # (a Mixer with time=0 puts NaNs out; inputs must be playing objects)
         mixer = pyo.Mixer(outs=1, chnls=2, time=0.002)
@@ -200,33 +201,9 @@ class PyoOutput(OutputPort):
         self._chain = [mixer, comp, out]
         # everything a note-on needs, ready before the show (the first note must not wait)
         self._gain = {name: self._gains(name) for name in self._tables}
-        self._release = {name: _release_s(name) for name in self._tables}
-        self._sustain = {name: _sustained(name) for name in self._tables}
+        self._release = {name: voices._RELEASE_S.get(name, PANIC_FADE_S) for name in self._tables}
+        self._sustain = {name: voices.is_sustained(name) for name in self._tables}
         self._warm_up()
-
-    def _render_tables(self) -> dict[str, list[tuple[float | None, int, Any, int]]]:
-        """Render every table the show needs (before pyo's live server exists: the offline
-        renders use servers of their own)."""
-        from instruments import voices  # noqa: PLC0415
-
-        longest: dict[tuple[str, float | None, int], float] = {}
-        for n in self.notes:
-            name = voices._canon(n.instrument)
-            hz = round(n.hz, 6) if n.hz is not None and CATALOG[name].pitched else None
-            key = (name, hz, int(n.velocity))
-            longest[key] = max(longest.get(key, 0.0), float(n.duration_s))
-        for name, inst in CATALOG.items():  # one table per instrument at least
-            if not any(k[0] == name for k in longest):
-                longest[(name, 261.63 if inst.pitched else None, 100)] = 2.0
-        out: dict[str, list[tuple[float | None, int, Any, int]]] = {}
-        for (name, hz, velocity), dur in sorted(longest.items(), key=str):
-            if voices.is_sustained(name):
-                dur = dur * 1.25 + SUSTAIN_MARGIN_S
-            key = voices.note_key(name, hz, dur, velocity, self.sample_rate,
-                                  bell_interval=self.bell_interval)
-            arr = voices.render_key(key)
-            out.setdefault(name, []).append((hz, velocity, arr, arr.size))
-        return out
 
     def _jack_audio_inputs(self, watch: Any, client: str) -> list[str]:
         names = watch.audio_ports(inputs=True)
@@ -249,28 +226,29 @@ class PyoOutput(OutputPort):
         if self._server is None:
             return
         self._prune()
-        status = data[0]
-        kind, ch = status & 0xF0, status & 0x0F
-        if kind == NOTE_ON and data[2] > 0:
+        ch = channel_of(data)
+        if is_note_on(data):
             self._note_on(ch, data[1], data[2])
-        elif kind == NOTE_OFF or kind == NOTE_ON:
+        elif is_note_off(data):
             self._note_off(ch, data[1])
-        elif kind == PITCH_BEND:
-            value = (data[1] | (data[2] << 7)) - 8192
-            self._bend[ch] = value / 8192.0
-        elif kind == CONTROL_CHANGE:
-            cc, value = data[1], data[2]
-            if cc in (CC_ALL_NOTES_OFF, CC_ALL_SOUND_OFF):
-                for vid in [v for v, voice in self._voices.items() if voice[1][0] == ch]:
-                    self._stop_voice(vid, PANIC_FADE_S)
-            elif cc == 101:
-                self._rpn[ch] = (value, self._rpn[ch][1])
-            elif cc == 100:
-                self._rpn[ch] = (self._rpn[ch][0], value)
-            elif cc == 6 and self._rpn[ch] == (0, 0):
-                self._range[ch] = float(value)
-            elif cc == 38 and self._rpn[ch] == (0, 0):
-                self._range[ch] = float(int(self._range[ch])) + value / 100.0
+        elif kind_of(data) == PITCH_BEND:
+            self._bend[ch] = (bend_value(data) - PITCH_BEND_CENTER) / PITCH_BEND_CENTER
+        elif is_all_off(data):
+            for vid in [v for v, voice in self._voices.items() if voice[1][0] == ch]:
+                self._stop_voice(vid, PANIC_FADE_S)
+        elif kind_of(data) == CONTROL_CHANGE:
+            self._control_change(ch, data[1], data[2])
+
+    def _control_change(self, ch: int, cc: int, value: int) -> None:
+        """Follow RPN 0 (the pitch-bend range) as a GM synth does."""
+        if cc == CC_RPN_MSB:
+            self._rpn[ch] = (value, self._rpn[ch][1])
+        elif cc == CC_RPN_LSB:
+            self._rpn[ch] = (self._rpn[ch][0], value)
+        elif cc == CC_DATA_ENTRY and self._rpn[ch] == (0, 0):
+            self._range[ch] = float(value)
+        elif cc == CC_DATA_ENTRY_LSB and self._rpn[ch] == (0, 0):
+            self._range[ch] = float(int(self._range[ch])) + value / 100.0
 
     def _warm_up(self) -> None:
         """Start and drop one silent voice: pyo's first objects of a kind cost more."""
@@ -298,7 +276,7 @@ class PyoOutput(OutputPort):
             return
         pitched = CATALOG[name].pitched
         hz = 440.0 * 2 ** ((key + self._bend[ch] * self._range[ch] - 69) / 12) if pitched else None
-        hz_t, _vel, table, size = _nearest(self._tables[name], hz, velocity)
+        hz_t, _vel, table, size = nearest_table(self._tables[name], hz, velocity)
         ratio = hz / hz_t if hz is not None and hz_t is not None else 1.0
         gain = (velocity / _vel) ** 1.5 if _vel != velocity else 1.0
         left, right = self._gain[name]
@@ -348,8 +326,6 @@ class PyoOutput(OutputPort):
                 left.remove(vid)
 
     def _gains(self, name: str) -> tuple[float, float]:
-        from instruments.mixer import HEADROOM_DB, pan_gains  # noqa: PLC0415
-
         x, y = self.places.get(name, (0.0, -10.0))
         left, right = pan_gains(x, y)
         h = 10.0 ** (HEADROOM_DB / 20.0)
@@ -388,31 +364,4 @@ class PyoOutput(OutputPort):
         return len(self._voices)
 
 
-def _release_s(name: str) -> float:
-    from instruments.voices import _RELEASE_S  # noqa: PLC0415
-
-    return _RELEASE_S.get(name, PANIC_FADE_S)
-
-
-def _sustained(name: str) -> bool:
-    from instruments.voices import is_sustained  # noqa: PLC0415
-
-    return is_sustained(name)
-
-
-def _nearest(tables: list[tuple[float | None, int, Any, int]], hz: float | None,
-             velocity: int) -> tuple[float | None, int, Any, int]:
-    def distance(entry: tuple[float | None, int, Any, int]) -> tuple[float, int]:
-        t_hz, t_vel = entry[0], entry[1]
-        cents = abs(1200 * math.log2(hz / t_hz)) if hz and t_hz else 0.0
-        return (round(cents, 3), abs(t_vel - velocity))
-
-    return min(tables, key=distance)
-
-
-def _fill(table: Any, arr: Any) -> None:
-    """Copy ``arr`` into a pyo table in place (its buffer is writable)."""
-    import numpy as np  # noqa: PLC0415
-
-    view = np.asarray(memoryview(table.getBuffer()))
-    view[: arr.size] = arr
+OUTPUT = PyoOutput
