@@ -30,10 +30,12 @@ from types import MappingProxyType
 from typing import Any
 
 from cues.builtin import BUILTIN_RITES, builtin_names, builtin_text, resolve_rite_name
-from cues.cuetable import ID_RE, parse_cue
+from cues.cuetable import is_id, parse_cue
 from cues.errors import SheetError, SheetErrors, UserError
 from cues.layouts import HANG_SIDES, standard_hang
+from cues.limits import SHEET_BYTES, InputFileError, read_limited
 from cues.model import Cue, Position, Rite, Setting
+from cues.sheetbounds import bounds_errors
 from cues.subtables import parse_positions, parse_source
 from cues.tomllines import TomlLines, toml_syntax_error
 from cues.triggers import check_triggers
@@ -66,10 +68,14 @@ def parse_sheet(
         raise SheetErrors([toml_syntax_error(exc, path)]) from None
     except RecursionError:
         raise SheetErrors([SheetError("TOML nesting too deep", file=path)]) from None
-    checker = SheetChecker(path, TomlLines(text))
+    lines = TomlLines(text)
+    too_big = bounds_errors(data, path, lines)
+    if too_big:
+        raise SheetErrors(too_big)
+    checker = SheetChecker(path, lines)
     rite = _rite(checker, data, base)
     if checker.errors:
-        raise SheetErrors(checker.errors)
+        raise SheetErrors(checker.problems())
     assert rite is not None
     return select_variants(rite, variants)
 
@@ -105,7 +111,7 @@ def _rite_head(checker: SheetChecker, data: dict) -> dict[str, Any]:
         checker.unknown_keys(head, RITE_KEYS, "[rite]", table="rite")
     rid = checker.get(head, "id", str, "a short name such as \"xiang-she\"", required=bool(head),
                       table="rite")
-    if rid is not None and not ID_RE.match(rid):
+    if rid is not None and not is_id(rid):
         checker.error(f"rite id {rid!r}: expected a name without spaces", table="rite", key="id")
     title = checker.get(head, "title", str, "the rite's name, e.g. \"鄉射禮\"",
                         required=bool(head), table="rite")
@@ -184,14 +190,10 @@ def load_sheet(path: str | Path, variants: Sequence[str] = ()) -> Rite:
     """Read and validate a cue sheet file."""
     p = Path(path)
     name = str(path)
-    if p.is_dir():
-        raise SheetErrors([SheetError("is a directory: expected a .toml cue sheet", file=name)])
     try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise SheetErrors([SheetError("no such file", file=name)]) from None
-    except OSError as exc:
-        raise SheetErrors([SheetError(f"cannot read: {exc.strerror}", file=name)]) from None
+        raw = read_limited(p, SHEET_BYTES, "a .toml cue sheet")
+    except InputFileError as exc:
+        raise SheetErrors([SheetError(exc.problem, file=name)]) from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
