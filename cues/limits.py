@@ -44,12 +44,13 @@ OU = Limit(100, "耦", "pairs (耦) of one 射節 cue", "the built-in rites shoo
 ID_CHARS = Limit(100, "characters", "a cue id", "an id is a short name")
 ERRORS_SHOWN = Limit(100, "problems", "problems the validator lists for one sheet",
                      "the rest are counted, not listed")
-REALIZATION_BYTES = Limit(4 * MIB, "bytes", "a realization file (.mid, .musicxml, .mxl)",
-                          "one piece's notes fit in a few KB")
-MXL_UNPACKED_BYTES = Limit(16 * MIB, "bytes", "the score inside a .mxl, unpacked",
-                           "it is unpacked by streaming, so a zip bomb is refused at once")
-REALIZATION_NOTES = Limit(5_000, "notes", "notes of one realization file",
-                          "one 終 of a 詩譜 song has fewer than 300")
+REALIZATION_BYTES = Limit(1 * MIB, "bytes", "a realization file (.mid, .musicxml, .mxl)",
+                          "one piece's notes fit in tens of KB")
+MXL_UNPACKED_BYTES = Limit(REALIZATION_BYTES.value, "bytes", "the score inside a .mxl, unpacked",
+                           "as much as a plain MusicXML file; it is unpacked by streaming, so "
+                           "a zip bomb is refused at once")
+REALIZATION_NOTES = Limit(2_000, "notes", "notes of one realization file",
+                          "one 終 of a 詩譜 song has fewer than 300; music21 reads 400 a second")
 NOTE_SECONDS = Limit(3_600, "seconds", "one note of a realization file",
                      "the longest 終 of a lost piece (--lost-zhong-seconds) is an hour")
 REALIZATION_SECONDS = Limit(3_600, "seconds", "one pass (終) of a realization file",
