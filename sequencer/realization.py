@@ -67,8 +67,11 @@ def _load(path: str, tempo_bpm: Fraction) -> Realization:
             notes, end = _from_musicxml(path, musicxml_text(path, data), tempo_bpm)
     except UserError:
         raise
+    except EOFError:
+        raise UserError(f"{path}: cannot read this realization file: it ends too early") from None
     except Exception as exc:  # any parser failure is the file's problem
-        raise UserError(f"{path}: cannot read this realization file: {exc}") from None
+        raise UserError(f"{path}: cannot read this realization file: "
+                        f"{exc or type(exc).__name__}") from None
     return _checked(path, notes, end)
 
 
