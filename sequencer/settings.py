@@ -63,10 +63,11 @@ def _setting_value(key: str, value: object) -> object:
     if isinstance(value, str) and len(value) > NUMBER_CHARS.value:
         raise UserError(f"setting {key}: {over_limit(NUMBER_CHARS, len(value))}")
     try:
-        if isinstance(value, bool) or not isinstance(value, int | float | str):
+        if isinstance(value, bool) or not isinstance(value, int | float | str | Fraction):
             raise ValueError
-        if kind is Fraction and isinstance(value, str) and "/" in value:
-            return Fraction(value)  # "1/3": a fraction has no exponent
+        if kind is Fraction and (isinstance(value, Fraction)
+                                 or isinstance(value, str) and "/" in value):
+            return Fraction(value)  # exact already; "1/3": a fraction has no exponent
         number = float(value)
         if not math.isfinite(number):
             raise UserError(f"setting {key} = {value!r}: expected a finite number")
