@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -32,16 +33,27 @@ class _Parser(argparse.ArgumentParser):
         raise UserError(f"{self.prog}: {message}\n{self.format_usage().rstrip()}")
 
 
+# control characters but the newline, and the bidi overrides: a sheet's text printed as is could
+# drive the terminal (ANSI escapes in a title) or reorder what it shows
+_CONTROL_RE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` with its control characters written as escapes (ESC as ``\\x1b``)."""
+    return _CONTROL_RE.sub(lambda m: repr(m.group())[1:-1], text)
+
+
 def _out(text: str = "") -> None:
-    sys.stdout.write(text + "\n")
+    sys.stdout.write(printable(text) + "\n")
 
 
 def _err(text: str) -> None:
-    sys.stderr.write(text.rstrip("\n") + "\n")
+    sys.stderr.write(printable(text.rstrip("\n")) + "\n")
 
 
 def _print_json(obj: object) -> None:
-    _out(json.dumps(obj, ensure_ascii=False, indent=2))
+    """JSON escapes control characters itself; the strings stay the sheet's, exactly."""
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
 
 
 # ── commands ────────────────────────────────────────────────────────────────────────────────
@@ -274,23 +286,23 @@ def _register_validate(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from cues.errors import SheetErrors
     from cues.sheet import load_sheet
-    from sequencer.sheetcheck import sheet_warnings
+    from sequencer.sheetcheck import check_sheet, sheet_warnings
 
     bad = 0
     for path in args.files:
         try:
-            rite = load_sheet(path)
-            warnings = sheet_warnings(load_sheet(path, variants=None))
-        except SheetErrors as exc:
-            bad += 1
-            for e in exc.errors:
-                _err(str(e))
-            continue
+            rite, problems = check_sheet(path)
+            warnings = [] if problems or rite is None else sheet_warnings(
+                load_sheet(path, variants=None))
         except UserError as exc:  # a [settings] value out of range, an unknown reading
             bad += 1
             _err(f"{path}: {exc}")
+            continue
+        if problems or rite is None:
+            bad += 1
+            for e in problems:
+                _err(str(e))
             continue
         _warn(warnings)
         _out(f"{path}: ok — {rite.title}, {len(rite.cues)} cues, {len(rite.variants)} variants")

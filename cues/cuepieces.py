@@ -82,9 +82,12 @@ def _realization(
     if path.suffix.lower() not in REALIZATION_SUFFIXES:
         checker.error(f"piece 《{title}》 realization {realization!r}: expected a .mid or "
                       ".musicxml file", **where)
-    elif not path.is_file():
+    elif not path.exists():
         checker.error(f"piece 《{title}》 realization file {str(path)!r} does not exist",
                       **where)
+    elif not path.is_file():
+        checker.error(f"piece 《{title}》 realization {str(path)!r} is not a regular file (a "
+                      "directory, a device or a FIFO): expected a MIDI or MusicXML file", **where)
     return str(path)
 
 

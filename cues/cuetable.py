@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from cues.catalog import canonical_instrument
 from cues.cuepieces import parse_pieces
+from cues.limits import ID_CHARS, TIMELINE_SECONDS
 from cues.model import (
     BY_SHENG,
     BY_SINGERS,
@@ -34,9 +34,14 @@ CHOICE_KEYS = {"field", "reason"}
 STOP_KEYS = {"event", "at"}
 MOVE_KEYS = {"name", "x", "y", "facing", "instrument"}
 WAIT_KEYS = ("pre_wait_s", "post_wait_s", "duration_s")
-MAX_WAIT_S = 24 * 3600
+MAX_WAIT_S = TIMELINE_SECONDS.value  # one wait may fill the longest timeline
 MAX_ZHONG = 99
-ID_RE = re.compile(r"^[^\s/]+$")  # an id: no spaces, no '/'
+
+
+def is_id(text: object) -> bool:
+    """Whether ``text`` is an id: printable, no whitespace, no '/', at most ID_CHARS long."""
+    return (isinstance(text, str) and 0 < len(text) <= ID_CHARS.value and text.isprintable()
+            and not any(c.isspace() or c == "/" for c in text))
 
 
 def parse_cue(checker: SheetChecker, data: object, index: int, base: Path | None) -> Cue | None:
@@ -86,9 +91,10 @@ def _id_and_kind(checker: SheetChecker, data: object, index: int) -> tuple[str, 
                       "table", table="cue", index=index)
         return None
     cid = data.get("id")
-    if not isinstance(cid, str) or not ID_RE.match(cid):
+    if not is_id(cid):
         checker.error(f"cue number {index + 1} has id = {cid!r}: expected a non-empty id "
-                      "without spaces or '/'", table="cue", index=index, key="id")
+                      f"without spaces or '/', of printable characters (at most {ID_CHARS.value})",
+                      table="cue", index=index, key="id")
         return None
     where = {"table": "cue", "index": index, "cue": cid}
     checker.unknown_keys(data, CUE_KEYS, "a cue", **where)

@@ -31,12 +31,14 @@ from types import MappingProxyType
 from typing import Any
 
 from cues.builtin import BUILTIN_RITES, builtin_names, builtin_text, resolve_rite_name
-from cues.cuetable import ID_RE, parse_cue
+from cues.cuetable import is_id, parse_cue
 from cues.errors import SheetError, SheetErrors, UserError
 from cues.layouts import HANG_SIDES, standard_hang
+from cues.limits import SHEET_BYTES, InputFileError, read_limited
 from cues.model import SETTING_KEYS, Cue, Position, Rite
 from cues.quotations import misquotation_message, misquotations
 from cues.readings import check_choice_quotes, parse_readings, select_readings
+from cues.sheetbounds import bounds_errors
 from cues.subtables import parse_positions, parse_source
 from cues.tomllines import TomlLines, toml_syntax_error
 from cues.triggers import check_triggers
@@ -69,10 +71,14 @@ def parse_sheet(
         raise SheetErrors([toml_syntax_error(exc, path)]) from None
     except RecursionError:
         raise SheetErrors([SheetError("TOML nesting too deep", file=path)]) from None
-    checker = SheetChecker(path, TomlLines(text))
+    lines = TomlLines(text)
+    too_big = bounds_errors(data, path, lines)
+    if too_big:
+        raise SheetErrors(too_big)
+    checker = SheetChecker(path, lines)
     rite = _rite(checker, data, base)
     if checker.errors:
-        raise SheetErrors(checker.errors)
+        raise SheetErrors(checker.problems())
     assert rite is not None
     rite = replace(rite, warnings=tuple(str(w) for w in checker.warnings))
     if variants is not None:
@@ -115,7 +121,7 @@ def _rite_head(checker: SheetChecker, data: dict) -> dict[str, Any]:
         checker.unknown_keys(head, RITE_KEYS, "[rite]", table="rite")
     rid = checker.get(head, "id", str, "a short name such as \"xiang-she\"", required=bool(head),
                       table="rite")
-    if rid is not None and not ID_RE.match(rid):
+    if rid is not None and not is_id(rid):
         checker.error(f"rite id {rid!r}: expected a name without spaces", table="rite", key="id")
     title = checker.get(head, "title", str, "the rite's name, e.g. \"鄉射禮\"",
                         required=bool(head), table="rite")
@@ -189,14 +195,10 @@ def load_sheet(path: str | Path, variants: Sequence[str] | None = (),
     """Read and validate a cue sheet file (``variants``, ``readings``: as ``parse_sheet``)."""
     p = Path(path)
     name = str(path)
-    if p.is_dir():
-        raise SheetErrors([SheetError("is a directory: expected a .toml cue sheet", file=name)])
     try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise SheetErrors([SheetError("no such file", file=name)]) from None
-    except OSError as exc:
-        raise SheetErrors([SheetError(f"cannot read: {exc.strerror}", file=name)]) from None
+        raw = read_limited(p, SHEET_BYTES, "a .toml cue sheet")
+    except InputFileError as exc:
+        raise SheetErrors([SheetError(exc.problem, file=name)]) from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -21,22 +21,30 @@ class TomlLines:
     """Maps tables and keys of a TOML text to line numbers (tomllib gives none)."""
 
     def __init__(self, text: str) -> None:
-        # (header name, header line, {key: line}); the first is the top level, before any header
-        self.tables: list[tuple[str, int, dict[str, int]]] = [("", 1, {})]
+        # header name → its tables in order, each (header line, {key: line}); "" is the top
+        # level, before any header
+        self.tables: dict[str, list[tuple[int, dict[str, int]]]] = {"": [(1, {})]}
+        keys = self.tables[""][0][1]
         for number, line in enumerate(text.splitlines(), start=1):
             header = _HEADER_RE.match(line)
             if header and not _KEY_RE.match(line):
-                self.tables.append((header.group(1), number, {}))
+                keys = {}
+                self.tables.setdefault(header.group(1), []).append((number, keys))
                 continue
             key = _KEY_RE.match(line)
             if key:
-                self.tables[-1][2].setdefault(key.group(1), number)
+                keys.setdefault(key.group(1), number)
+        # each name's header lines → the table's index (``index_at``)
+        self._index_of_line = {
+            name: {start: i for i, (start, _) in enumerate(found)}
+            for name, found in self.tables.items()
+        }
 
     def table(self, name: str, index: int) -> tuple[int, dict[str, int]] | None:
         """The header line and key lines of the ``index``-th table called ``name``."""
-        found = [t for t in self.tables if t[0] == name]
+        found = self.tables.get(name, [])
         if 0 <= index < len(found):
-            return found[index][1], found[index][2]
+            return found[index]
         return None
 
     def line(self, name: str, index: int = 0, key: str | None = None) -> int | None:
@@ -51,8 +59,9 @@ class TomlLines:
 
     def index_at(self, name: str, header_line: int | None) -> int:
         """Which table called ``name`` starts at ``header_line`` (0 if none does)."""
-        starts = [t[1] for t in self.tables if t[0] == name]
-        return starts.index(header_line) if header_line in starts else 0
+        if header_line is None:
+            return 0
+        return self._index_of_line.get(name, {}).get(header_line, 0)
 
 
 def toml_syntax_error(exc: tomllib.TOMLDecodeError, path: str) -> SheetError:

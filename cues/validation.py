@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from cues.errors import SheetError
+from cues.limits import ERRORS_SHOWN
 from cues.tomllines import TomlLines
 
 
@@ -23,12 +24,29 @@ class SheetChecker:
         self.lines = lines
         self.errors: list[SheetError] = []
         self.warnings: list[SheetError] = []
+        self.unlisted = 0  # errors past ERRORS_SHOWN: counted, not located nor listed
+
+    @property
+    def full(self) -> bool:
+        """Whether ERRORS_SHOWN errors are listed already (later ones are only counted)."""
+        return len(self.errors) >= ERRORS_SHOWN.value
+
+    def problems(self) -> list[SheetError]:
+        """The errors listed, and a last one counting those past ERRORS_SHOWN."""
+        if not self.unlisted:
+            return list(self.errors)
+        return [*self.errors, SheetError(f"… and {self.unlisted:,} more problems (only the "
+                                         f"first {ERRORS_SHOWN.value} are listed)",
+                                         file=self.path)]
 
     def error(
         self, message: str, *, table: str = "", index: int = 0, key: str | None = None,
         cue: str | None = None, line: int | None = None,
     ) -> None:
         """Record ``message`` at ``line``, or at ``key`` of the ``index``-th ``table``."""
+        if self.full:
+            self.unlisted += 1
+            return
         if line is None and table:
             line = self.lines.line(table, index, key)
         self.errors.append(SheetError(message, file=self.path, line=line, cue=cue))
@@ -65,7 +83,7 @@ class SheetChecker:
         """Record every key of ``data`` not in ``allowed``, with the closest allowed one."""
         for k in data:
             if k not in allowed:
-                hint = closest(k, allowed)
+                hint = None if self.full else closest(k, allowed)
                 extra = f" (did you mean {hint!r}?)" if hint else ""
                 self.error(
                     f"unknown key {k!r} in {where}{extra}; expected one of: "

@@ -14,13 +14,14 @@ from dataclasses import replace
 
 from cues.catalog import canonical_instrument
 from cues.errors import UserError
+from cues.limits import TIMELINE_NOTES, TIMELINE_SECONDS, over_limit
 from cues.model import TRIGGER_FOLLOW, TRIGGER_GO, Cue, Rite, Trigger
 from sequencer.ensemble import Ensemble
 from sequencer.events import MARKER_CUE, CueSpan, Marker, Note, Timeline
 from sequencer.pieces import default_voices, play_piece, played_pieces
 from sequencer.settings import CompileSettings, make_settings
 from sequencer.shooting import shoot
-from sequencer.timebase import to_ticks
+from sequencer.timebase import TICKS_PER_SECOND, to_ticks
 
 __all__ = ["CompileSettings", "compile_rite", "make_settings", "select_cues",
            "unsounded_instruments"]
@@ -45,6 +46,7 @@ def compile_rite(rite: Rite, settings: CompileSettings | None = None) -> Timelin
         markers += jie_markers
         spans.append(span)
         previous_end = span.end + to_ticks(cue.post_wait_s)
+        _check_size(rite, cue.id, previous_end, len(ens.notes))
     notes = tuple(sorted(ens.notes, key=_note_order))
     markers.sort(key=lambda m: (m.tick, m.kind != MARKER_CUE, m.text))
     return Timeline(rite.id, notes, tuple(markers), tuple(spans), settings.describe())
@@ -65,6 +67,15 @@ def _play_cue(ens: Ensemble, start: int, cue: Cue) -> tuple[CueSpan, list[Marker
     else:
         fixed = cue.duration_s is not None
     return CueSpan(cue.id, cue.kind, start, end, fixed), []
+
+
+def _check_size(rite: Rite, cue_id: str, end: int, notes: int) -> None:
+    """Refuse a timeline past TIMELINE_SECONDS or TIMELINE_NOTES at the cue that passes it."""
+    where = f"{rite.path or rite.id}: the timeline up to cue {cue_id!r}"
+    if end > TIMELINE_SECONDS.value * TICKS_PER_SECOND:
+        raise UserError(f"{where} lasts {over_limit(TIMELINE_SECONDS, end // TICKS_PER_SECOND)}")
+    if notes > TIMELINE_NOTES.value:
+        raise UserError(f"{where} has {over_limit(TIMELINE_NOTES, notes)}")
 
 
 def _note_order(n: Note) -> tuple:

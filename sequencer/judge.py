@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import bisect
 import csv
+import io
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from cues.errors import UserError
+from cues.limits import CSV_BYTES, CSV_ROWS, InputFileError, over_limit, read_limited
 
 __all__ = [
     "LEFT",
@@ -278,23 +280,21 @@ def read_releases_csv(path: str | Path) -> list[Release]:
     the file and line.
     """
     path = Path(path)
+    data = read_limited(path, CSV_BYTES, "a CSV file of releases")
     try:
-        with path.open(encoding="utf-8-sig", newline="") as fh:
-            rows = list(_csv_rows(fh, path))
-    except FileNotFoundError as exc:
-        raise UserError(f"{path}: no such file") from exc
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read ({exc.strerror})") from exc
+        raise UserError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    try:
+        return list(_csv_rows(io.StringIO(text, newline=""), path))
     except csv.Error as exc:
-        raise UserError(f"{path}: not valid CSV ({exc})") from exc
-    return rows
+        raise UserError(f"{path}: not valid CSV ({exc})") from None
 
 
 def _csv_rows(fh: Iterable[str], path: Path) -> Iterable[Release]:
     reader = csv.reader(fh)
     header: list[str] | None = None
+    rows = 0
     for row in reader:
         line = reader.line_num
         if not any(cell.strip() for cell in row):
@@ -325,6 +325,9 @@ def _csv_rows(fh: Iterable[str], path: Path) -> Iterable[Release]:
         except UserError as exc:
             raise UserError(f"{path}:{line}: {exc}") from None
         yield Release(t, side, raw_hit == "1")
+        rows += 1
+        if rows > CSV_ROWS.value:
+            raise InputFileError(path, f"it has more than {over_limit(CSV_ROWS, CSV_ROWS.value)}")
     if header is None:
         raise UserError(f"{path}: empty; expected a header time_s,side,hit and one row per release")
 

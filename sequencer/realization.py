@@ -12,6 +12,8 @@ velocity) in exact ticks of the timeline (1/960 s):
 
 from __future__ import annotations
 
+import io
+from collections import deque
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
@@ -19,7 +21,18 @@ from pathlib import Path
 
 from cues.catalog import GM_PERCUSSION_CHANNEL
 from cues.errors import UserError
+from cues.limits import (
+    NOTE_SECONDS,
+    REALIZATION_BYTES,
+    REALIZATION_NOTES,
+    REALIZATION_SECONDS,
+    InputFileError,
+    over_limit,
+    read_limited,
+)
+from instruments.midi import check_message, note_on
 from sequencer.midifile import TempoMap, absolute_events
+from sequencer.musicxml_bytes import musicxml_text
 from sequencer.timebase import TICKS_PER_SECOND
 
 
@@ -39,27 +52,58 @@ class Realization:
 
 
 def load_realization(path: str, tempo_bpm: Fraction) -> Realization:
-    """The notes of a realization file (cached by path and tempo)."""
+    """The notes of a realization file (cached by path and tempo), every limit checked."""
     return _load(str(Path(path).resolve()), Fraction(tempo_bpm))
 
 
 @cache
 def _load(path: str, tempo_bpm: Fraction) -> Realization:
+    data = read_limited(path, REALIZATION_BYTES, "a MIDI or MusicXML file")
     suffix = Path(path).suffix.lower()
     try:
         if suffix in (".mid", ".midi"):
-            return _from_midi(path)
-        return _from_musicxml(path, tempo_bpm)
+            notes, end = _from_midi(path, data)
+        else:
+            notes, end = _from_musicxml(path, musicxml_text(path, data), tempo_bpm)
     except UserError:
         raise
+    except EOFError:
+        raise UserError(f"{path}: cannot read this realization file: it ends too early") from None
     except Exception as exc:  # any parser failure is the file's problem
-        raise UserError(f"{path}: cannot read this realization file: {exc}") from None
+        raise UserError(f"{path}: cannot read this realization file: "
+                        f"{exc or type(exc).__name__}") from None
+    return _checked(path, notes, end)
 
 
-def _from_midi(path: str) -> Realization:
+def _checked(path: str, notes: list[RealizedNote], end: int) -> Realization:
+    """The notes, sorted, if every one is within MIDI's range and the limits."""
+    if not notes:
+        raise UserError(f"{path}: the file has no notes")
+    if len(notes) > REALIZATION_NOTES.value:
+        raise InputFileError(path, f"it has {over_limit(REALIZATION_NOTES, len(notes))}")
+    notes.sort(key=lambda n: (n.offset, n.key))
+    for number, n in enumerate(notes, start=1):
+        where = f"note {number} (at {float(n.offset / TICKS_PER_SECOND):.3f} s)"
+        try:
+            check_message(note_on(0, n.key, n.velocity))
+        except ValueError:
+            raise InputFileError(path, f"{where} has key {n.key} and velocity {n.velocity}: "
+                                 "expected both within MIDI's range, 0–127") from None
+        if n.length > NOTE_SECONDS.value * TICKS_PER_SECOND:
+            raise InputFileError(path, f"{where} lasts "
+                                 f"{over_limit(NOTE_SECONDS, n.length // TICKS_PER_SECOND)}")
+    length = max(end, max(n.offset + n.length for n in notes))
+    if length > REALIZATION_SECONDS.value * TICKS_PER_SECOND:
+        raise InputFileError(path, "one pass lasts "
+                             f"{over_limit(REALIZATION_SECONDS, length // TICKS_PER_SECOND)}")
+    return Realization(tuple(notes), length)
+
+
+def _from_midi(path: str, data: bytes) -> tuple[list[RealizedNote], int]:
+    """A MIDI file's notes, and the time of its last event (one pass of the piece)."""
     import mido
 
-    mid = mido.MidiFile(path)
+    mid = mido.MidiFile(file=io.BytesIO(data))
     if mid.type == 2 or mid.ticks_per_beat <= 0:
         raise UserError(f"{path}: expected a type 0 or 1 MIDI file with metrical timing")
     events = absolute_events(mid)
@@ -68,28 +112,30 @@ def _from_midi(path: str) -> Realization:
     def ticks(tick: int) -> int:  # the file's tick → the timeline's
         return round(tempo_map.exact(tick) * TICKS_PER_SECOND)
 
-    sounding: dict[tuple[int, int], list[tuple[int, int]]] = {}  # (channel, key) → starts
+    sounding: dict[tuple[int, int], deque[tuple[int, int]]] = {}  # (channel, key) → starts
     notes: list[RealizedNote] = []
     for tick, _, _, msg in events:
         if msg.type == "note_on" and msg.velocity > 0:
-            sounding.setdefault((msg.channel, msg.note), []).append((ticks(tick), msg.velocity))
+            sounding.setdefault((msg.channel, msg.note), deque()).append(
+                (ticks(tick), msg.velocity))
         elif msg.type in ("note_off", "note_on"):
             stack = sounding.get((msg.channel, msg.note))
             if stack:
-                start, velocity = stack.pop(0)
+                start, velocity = stack.popleft()
                 notes.append(RealizedNote(start, max(1, ticks(tick) - start), msg.note, velocity,
                                           drum=msg.channel == GM_PERCUSSION_CHANNEL))
-    if not notes:
-        raise UserError(f"{path}: the MIDI file has no notes")
-    notes.sort(key=lambda n: (n.offset, n.key))
-    end = ticks(events[-1][0])  # the last event's time: one pass of the piece
-    return Realization(tuple(notes), max(end, max(n.offset + n.length for n in notes)))
+                if len(notes) > REALIZATION_NOTES.value:
+                    break
+    return notes, ticks(events[-1][0]) if events else 0
 
 
-def _from_musicxml(path: str, tempo_bpm: Fraction) -> Realization:
+def _from_musicxml(
+    path: str, text: bytes, tempo_bpm: Fraction,
+) -> tuple[list[RealizedNote], int]:
+    """A MusicXML score's notes (a quarter note lasts one syllable), and its end."""
     from music21 import converter
 
-    score = converter.parse(path)
+    score = converter.parse(text, format="musicxml")
     beat = Fraction(60 * TICKS_PER_SECOND) / tempo_bpm  # ticks per quarter note
     notes: list[RealizedNote] = []
     for element in score.flatten().notes:
@@ -98,8 +144,4 @@ def _from_musicxml(path: str, tempo_bpm: Fraction) -> Realization:
         velocity = element.volume.velocity or 80
         for pitch in getattr(element, "pitches", ()):
             notes.append(RealizedNote(offset, length, int(round(pitch.ps)), int(velocity)))
-    if not notes:
-        raise UserError(f"{path}: the MusicXML file has no notes")
-    end = round(Fraction(score.highestTime) * beat)
-    notes.sort(key=lambda n: (n.offset, n.key))
-    return Realization(tuple(notes), max(end, max(n.offset + n.length for n in notes)))
+    return notes, round(Fraction(score.highestTime) * beat)

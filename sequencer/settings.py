@@ -3,11 +3,13 @@ and then the command line, checked before anything is compiled (UserError when o
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from fractions import Fraction
 
 from cues.errors import UserError
+from cues.limits import NUMBER_CHARS, over_limit
 from instruments.tuning import DEFAULT_HUANGZHONG_HZ, parse_tuning
 from sequencer import drums
 
@@ -61,17 +63,25 @@ def make_settings(
 def _setting_value(key: str, value: object) -> object:
     """``value`` as the type of setting ``key``; UserError when it is not a number it should be."""
     kind = _SETTING_TYPES[key]
-    try:
-        if kind is Fraction:
-            if isinstance(value, bool):
-                raise ValueError
-            if isinstance(value, float):
-                return Fraction(str(value))
-            return Fraction(value)  # type: ignore[arg-type]
-        if kind is float:
-            return float(value)  # type: ignore[arg-type]
+    if kind is str:
         return str(value)
-    except (ValueError, TypeError, ZeroDivisionError):
+    if isinstance(value, str) and len(value) > NUMBER_CHARS.value:
+        raise UserError(f"setting {key}: {over_limit(NUMBER_CHARS, len(value))}")
+    try:
+        if isinstance(value, bool) or not isinstance(value, int | float | str | Fraction):
+            raise ValueError
+        if kind is Fraction and (isinstance(value, Fraction)
+                                 or isinstance(value, str) and "/" in value):
+            return Fraction(value)  # exact already; "1/3": a fraction has no exponent
+        number = float(value)
+        if not math.isfinite(number):
+            raise UserError(f"setting {key} = {value!r}: expected a finite number")
+        if kind is float:
+            return number
+        if isinstance(value, float) or (isinstance(value, str) and "e" in value.lower()):
+            return Fraction(repr(number))  # an exponent such as 1e-99999999: no huge powers
+        return Fraction(value)
+    except (ValueError, TypeError, ZeroDivisionError, OverflowError):
         raise UserError(f"setting {key} = {value!r}: expected a number") from None
 
 

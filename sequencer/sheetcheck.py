@@ -1,14 +1,112 @@
-"""The validator's checks that need the compiler: every instrument a cue lists sounds, or the
-sheet says why not (``silent``).  A warning, not an error: a sheet may list instruments for the
-stage plan before a realization of them exists."""
+"""``validate``: a sheet checked for everything ``show``, ``midi`` and ``render`` will need, and
+warned of what it lists but never sounds.
+
+Beyond the loader's checks (``cues.sheet``): each of the sheet's ``[settings]`` checked as the
+command line's are (at its line), every realization file opened, read and bounded, and the
+rite compiled, so that the timeline's limits hold.  Whatever would fail later fails here.
+Every instrument a cue lists sounds, or the sheet says why not (``silent``): otherwise a
+warning, not an error — a sheet may list instruments for the stage plan before a realization
+of them exists.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
-from cues.errors import SheetError
+from cues.errors import SheetError, SheetErrors, UserError
+from cues.limits import SHEET_BYTES, read_limited
 from cues.model import Rite
-from sequencer.compiler import make_settings, unsounded_instruments
+from cues.sheet import load_sheet
+from cues.tomllines import TomlLines
+from instruments.voice_models import BELL_INTERVALS
+from sequencer.compiler import compile_rite, unsounded_instruments
+from sequencer.realization import load_realization
+from sequencer.settings import CompileSettings, make_settings
+
+
+def check_sheet(path: str) -> tuple[Rite | None, list[SheetError]]:
+    """The rite of sheet ``path`` and every problem found in it (the rite is None if the loader
+    refused it)."""
+    try:
+        rite = load_sheet(path)
+    except SheetErrors as exc:
+        return None, exc.errors
+    lines = TomlLines(read_limited(path, SHEET_BYTES, "a .toml cue sheet").decode("utf-8-sig"))
+    problems = settings_problems(rite.settings, path, lines)
+    if problems:
+        return rite, problems
+    try:
+        settings = make_settings(rite.settings)
+    except UserError as exc:  # settings that do not fit together (a drum pattern's reading)
+        return rite, [SheetError(str(exc), file=path, line=lines.line("settings"))]
+    problems = realization_problems(_with_every_variant(rite, path), settings, path)
+    if problems:
+        return rite, problems
+    try:
+        compile_rite(rite, settings)
+    except UserError as exc:
+        return rite, [SheetError(str(exc), file=path)]
+    return rite, []
+
+
+def settings_problems(
+    values: Mapping[str, object], path: str, lines: TomlLines,
+) -> list[SheetError]:
+    """Each of the sheet's ``[settings]`` that the command line would refuse, at its line."""
+    problems: list[SheetError] = []
+    for key, value in values.items():
+        problem = _setting_problem(key, value)
+        if problem:
+            problems.append(SheetError(f"[settings] {key}: {problem}", file=path,
+                                       line=lines.line("settings", 0, key)))
+    return problems
+
+
+def _setting_problem(key: str, value: object) -> str | None:
+    """What is wrong with setting ``key`` = ``value`` alone, or None."""
+    if key == "bell_interval":
+        if value not in BELL_INTERVALS:
+            return f"{value!r}: expected one of {', '.join(BELL_INTERVALS)}"
+        return None
+    if key == "ticks_per_beat":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            return f"{value!r}: expected a whole number of ticks, 1 or more"
+        return None
+    try:
+        make_settings({key: value})
+    except UserError as exc:
+        return str(exc)
+    return None
+
+
+def _with_every_variant(rite: Rite, path: str) -> Rite:
+    """The rite with its cues and those every variant adds (a cue a variant removes stays)."""
+    if not rite.variants:
+        return rite
+    try:
+        every = load_sheet(path, [v.id for v in rite.variants])
+    except UserError:  # variants that cannot all be chosen at once
+        return rite
+    ids = {c.id for c in rite.cues}
+    return replace(rite, cues=rite.cues + tuple(c for c in every.cues if c.id not in ids))
+
+
+def realization_problems(
+    rite: Rite, settings: CompileSettings, path: str,
+) -> list[SheetError]:
+    """Every realization file of the rite that cannot be read, or is past a limit."""
+    problems: list[SheetError] = []
+    for cue in rite.cues:
+        for ref in cue.pieces:
+            if ref.realization is None:
+                continue
+            try:
+                load_realization(ref.realization, settings.tempo_bpm)
+            except UserError as exc:
+                problems.append(SheetError(f"piece 《{ref.title}》: {exc}", file=path,
+                                           line=cue.line, cue=cue.id))
+    return problems
 
 
 def sheet_warnings(rite: Rite) -> list[str]:

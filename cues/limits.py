@@ -1,0 +1,120 @@
+"""Every limit on what yuezheng reads, in one table, and the bounded reading of an input file.
+
+Each limit has its value, what it counts and why it is where it is; a file or a value past a
+limit is refused with a ``UserError`` (exit 2) naming the file and the limit, before any work
+that would grow with it.  README's "Limits" section states the same table (a test keeps the
+two in agreement).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from cues.errors import UserError
+
+KIB = 1024
+MIB = 1024 * KIB
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A bound on an input: ``value`` ``unit`` of ``what`` at most, for ``reason``."""
+
+    value: int
+    unit: str
+    what: str
+    reason: str
+
+    def describe(self) -> str:
+        return f"{self.value:,} {self.unit}"
+
+
+SHEET_BYTES = Limit(4 * MIB, "bytes", "a cue sheet file",
+                    "the largest built-in sheet is 18 KB")
+SHEET_VALUES = Limit(200_000, "values", "keys and array entries of one sheet, all tables together",
+                     "the validator's work grows with them; the largest built-in has 826")
+CUES = Limit(10_000, "cues", "cues in one sheet", "a rite has tens (the largest built-in: 21)")
+ARRAY_ENTRIES = Limit(1_000, "entries", "entries of any other array of a sheet",
+                      "positions, moves, performers, variants…: a hall holds a few dozen")
+PIECES = Limit(100, "pieces", "pieces of one cue", "the built-in cues name at most 18")
+OU = Limit(100, "耦", "pairs (耦) of one 射節 cue", "the built-in rites shoot at most 6")
+ID_CHARS = Limit(100, "characters", "a cue id", "an id is a short name")
+ERRORS_SHOWN = Limit(100, "problems", "problems the validator lists for one sheet",
+                     "the rest are counted, not listed")
+REALIZATION_BYTES = Limit(1 * MIB, "bytes", "a realization file (.mid, .musicxml, .mxl)",
+                          "one piece's notes fit in tens of KB")
+MXL_UNPACKED_BYTES = Limit(REALIZATION_BYTES.value, "bytes", "the score inside a .mxl, unpacked",
+                           "as much as a plain MusicXML file; it is unpacked by streaming, so "
+                           "a zip bomb is refused at once")
+REALIZATION_NOTES = Limit(2_000, "notes", "notes of one realization file",
+                          "one 終 of a 詩譜 song has fewer than 300; music21 reads 400 a second")
+NOTE_SECONDS = Limit(3_600, "seconds", "one note of a realization file",
+                     "the longest 終 of a lost piece (--lost-zhong-seconds) is an hour")
+REALIZATION_SECONDS = Limit(3_600, "seconds", "one pass (終) of a realization file",
+                            "as long as a lost piece's longest 終")
+TIMELINE_SECONDS = Limit(86_400, "seconds", "a rite's timeline", "24 hours")
+TIMELINE_NOTES = Limit(500_000, "notes", "notes of a rite's timeline",
+                       "the largest built-in rite has 5,952")
+CSV_BYTES = Limit(1 * MIB, "bytes", "a releases CSV for judge",
+                  "a contest's releases fit in a few KB")
+CSV_ROWS = Limit(10_000, "rows", "releases in a CSV for judge",
+                 "100 耦 shooting 4 arrows each make 800")
+NUMBER_CHARS = Limit(50, "characters", "a number written as text (a setting, --tempo)",
+                     "an exact fraction of 1e-99999999 would take hours to build")
+
+LIMITS: dict[str, Limit] = {
+    name: value for name, value in globals().items() if isinstance(value, Limit)
+}
+
+
+class InputFileError(UserError):
+    """An input file that cannot be read, or is past a limit: ``problem`` says which."""
+
+    def __init__(self, path: str | Path, problem: str) -> None:
+        self.path = str(path)
+        self.problem = problem
+        super().__init__(f"{self.path}: {problem}")
+
+
+def over_limit(limit: Limit, got: int) -> str:
+    """The message for ``got`` past ``limit``: what, how much, the limit and why."""
+    return (f"{got:,} {limit.unit}, over the limit for {limit.what} ({limit.describe()}: "
+            f"{limit.reason})")
+
+
+def read_limited(path: str | Path, limit: Limit, expected: str) -> bytes:
+    """The bytes of regular file ``path``, refused (InputFileError) past ``limit``.
+
+    A directory, a device (``/dev/zero``) or a FIFO is refused before it is opened, so nothing
+    blocks or grows; ``expected`` names the file wanted ("a .toml cue sheet").
+    """
+    size = regular_file_size(path, expected)
+    if size > limit.value:
+        raise InputFileError(path, f"the file is {over_limit(limit, size)}")
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(limit.value + 1)
+    except OSError as exc:
+        raise InputFileError(path, f"cannot read: {exc.strerror or exc}") from None
+    if len(data) > limit.value:  # it grew since stat
+        raise InputFileError(path, f"the file is {over_limit(limit, len(data))}")
+    return data
+
+
+def regular_file_size(path: str | Path, expected: str) -> int:
+    """The size of ``path`` if it is a regular file; else InputFileError saying what it is."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise InputFileError(path, "no such file") from None
+    except OSError as exc:
+        raise InputFileError(path, f"cannot read: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputFileError(path, f"is a directory: expected {expected}")
+    if not stat.S_ISREG(info.st_mode):
+        raise InputFileError(path, "is not a regular file (a device, a FIFO or a socket): "
+                             f"expected {expected}")
+    return info.st_size

@@ -1,0 +1,243 @@
+"""Hostile input files and values (issue 15): each refused with exit 2 and a message naming the
+file and the limit, within bounded memory and time — never a hang, a traceback or exit 1."""
+
+from __future__ import annotations
+
+import io
+import os
+import struct
+import zipfile
+from pathlib import Path
+
+import pytest
+from bounded_run import ROOT, run_cli
+
+from cues.limits import CUES, LIMITS
+
+SHEET_HEAD = '[rite]\nid = "x"\ntitle = "t"\n'
+CUE = '[[cue]]\nid = "{id}"\nkind = "笙"\nat = "a"\ntrigger = "{trigger}"\npieces = [{piece}]\n' \
+      'source = {{ work = "w", quote = "q" }}\n{extra}\n'
+
+
+def _cue(cid: str = "c", piece: str = '"南陔"', extra: str = "", trigger: str = "go") -> str:
+    return CUE.format(id=cid, piece=piece, extra=extra, trigger=trigger)
+
+
+def _sheet(tmp_path: Path, body: str, head: str = SHEET_HEAD) -> str:
+    path = tmp_path / "sheet.toml"
+    path.write_text(head + body, encoding="utf-8")
+    return str(path)
+
+
+def _realized(tmp_path: Path, name: str, data: bytes) -> str:
+    """A sheet whose one cue plays file ``name`` holding ``data``."""
+    (tmp_path / name).write_bytes(data)
+    return _sheet(tmp_path, _cue(piece=f'{{ title = "由庚", by = "笙", realization = "{name}" }}'))
+
+
+def _musicxml(octave: int = 4, duration: int = 1) -> bytes:
+    return (
+        '<?xml version="1.0"?><score-partwise version="3.1"><part-list><score-part id="P1">'
+        '<part-name>x</part-name></score-part></part-list><part id="P1"><measure number="1">'
+        '<attributes><divisions>1</divisions></attributes><note><pitch><step>C</step>'
+        f'<octave>{octave}</octave></pitch><duration>{duration}</duration><type>quarter</type>'
+        '</note></measure></part></score-partwise>').encode()
+
+
+def _midi(track: bytes, division: int = 480) -> bytes:
+    track += b"\x00\xff\x2f\x00"
+    return (b"MThd" + struct.pack(">IHHH", 6, 0, 1, division) + b"MTrk"
+            + struct.pack(">I", len(track)) + track)
+
+
+def _zip_bomb() -> bytes:
+    """A .mxl of a few KB whose score unpacks to 16 MB of zeros."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        archive.writestr("score.xml", b"\0" * (16 * 1024 * 1024))
+    return buf.getvalue()
+
+
+def test_a_zip_bomb_mxl_is_refused_quickly(tmp_path: Path) -> None:
+    bomb = _zip_bomb()
+    assert len(bomb) < 32 * 1024
+    sheet = _realized(tmp_path, "bomb.mxl", bomb)
+    for command in (["validate", sheet], ["render", sheet, "-o", str(tmp_path / "x.wav")]):
+        run = run_cli(*command)
+        run.assert_clean((2,))
+        assert "bomb.mxl" in run.err and "unpacks to more than" in run.err
+        assert run.seconds < 10 and run.rss_mb < 200
+
+
+@pytest.mark.parametrize("data, message", [
+    (_musicxml(octave=12), "key 156"),  # above MIDI's 127
+    (_musicxml(octave=-3), "key -24"),
+    (_musicxml(duration=10 ** 9), "over the limit for one note"),
+], ids=["above-127", "below-0", "endless-note"])
+def test_musicxml_out_of_range_is_exit_2_and_no_file(tmp_path: Path, data: bytes,
+                                                     message: str) -> None:
+    sheet = _realized(tmp_path, "r.musicxml", data)
+    out = tmp_path / "out.mid"
+    run = run_cli("midi", sheet, "-o", str(out))
+    run.assert_clean((2,))
+    assert "r.musicxml" in run.err and message in run.err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("track", [
+    # a 44-byte file: the slowest tempo, one note held for the longest delta time
+    b"\x00\xff\x51\x03\xff\xff\xff\x00\x90\x3c\x40\x8f\xff\xff\x7f\x80\x3c\x00",
+    b"\x00\x90\x3c\x40\x83\xe1\x9c\x00\x80\x3c\x00",  # a 10-hour note at 120 bpm
+], ids=["44-bytes", "10-hours"])
+def test_a_tiny_midi_realization_with_a_huge_note_is_refused(tmp_path: Path,
+                                                              track: bytes) -> None:
+    sheet = _realized(tmp_path, "r.mid", _midi(track, division=1 if b"\x51" in track else 480))
+    run = run_cli("render", sheet, "-o", str(tmp_path / "x.wav"))
+    run.assert_clean((2,))
+    assert "r.mid" in run.err and "over the limit for one note" in run.err
+    assert run.seconds < 10
+
+
+@pytest.mark.parametrize("extra, settings, message", [
+    ("pre_wait_s = 86400", "", "86,420 seconds, over the limit for a rite's timeline"),
+    ("zhong = 99", "[settings]\nlost_zhong_seconds = 3600\n", "over the limit for a rite's"),
+])
+def test_a_timeline_past_24_hours_is_refused_before_rendering(
+    tmp_path: Path, extra: str, settings: str, message: str,
+) -> None:
+    sheet = _sheet(tmp_path, _cue(extra=extra), head=SHEET_HEAD + settings)
+    out = tmp_path / "x.wav"
+    for command in (["validate", sheet], ["render", sheet, "-o", str(out)]):
+        run = run_cli(*command)
+        run.assert_clean((2,))
+        assert message in run.err and run.seconds < 10
+    assert not out.exists()
+
+
+def test_a_hundred_thousand_pairs_are_refused(tmp_path: Path) -> None:
+    ou = ", ".join(f'"o{i}"' for i in range(100_000))
+    sheet = _sheet(tmp_path, '[[cue]]\nid = "s"\nkind = "射節"\nat = "a"\npieces = ["騶虞"]\n'
+                   f'song = "騶虞"\njie = 5\nlisten = 1\nou = [{ou}]\n'
+                   'source = { work = "w", quote = "q" }\n')
+    run = run_cli("show", sheet)
+    run.assert_clean((2,))
+    assert "sheet.toml:12:" in run.err and "100,000 耦, over the limit" in run.err
+    assert run.seconds < 10
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "directory"])
+def test_an_input_that_is_not_a_regular_file_is_refused_at_once(tmp_path: Path,
+                                                                 kind: str) -> None:
+    if kind == "dev-zero":
+        path = "/dev/zero"
+    elif kind == "fifo":
+        path = str(tmp_path / "in.toml")
+        os.mkfifo(path)
+    else:
+        path = str(tmp_path)
+    for command in (["validate", path], ["show", path], ["judge", "xiang-she", "--releases", path]):
+        run = run_cli(*command, timeout=20)
+        run.assert_clean((2,))
+        assert path in run.err and ("not a regular file" in run.err or "directory" in run.err)
+        assert run.seconds < 10 and run.rss_mb < 200
+
+
+def test_a_fifo_realization_is_refused(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "r.mid")
+    sheet = _sheet(tmp_path, _cue(piece='{ title = "由庚", by = "笙", realization = "r.mid" }'))
+    run = run_cli("validate", sheet, timeout=20)
+    run.assert_clean((2,))
+    assert "not a regular file" in run.err
+
+
+@pytest.mark.parametrize("tempo, message", [
+    ("1e-99999999", "tempo 0 is out of range"), ("nan", "expected a finite number"),
+    ("inf", "expected a finite number"), ("9" * 5000, "over the limit for a number"),
+])
+def test_hostile_numbers_on_the_command_line_are_exit_2_at_once(tempo: str, message: str,
+                                                                tmp_path: Path) -> None:
+    run = run_cli("midi", "xiang-she", "-o", str(tmp_path / "x.mid"), "--tempo", tempo)
+    run.assert_clean((2,))
+    assert message in run.err and run.seconds < 10
+
+
+def test_validate_checks_the_sheet_settings_with_file_and_line(tmp_path: Path) -> None:
+    sheet = _sheet(tmp_path, _cue(), head=SHEET_HEAD + '[settings]\ntempo_bpm = 0\n'
+                   'jie_seconds = "fast"\nhuangzhong_hz = nan\n')
+    run = run_cli("validate", sheet)
+    run.assert_clean((2,))
+    assert "sheet.toml:5: [settings] tempo_bpm: tempo 0 is out of range" in run.err
+    assert "sheet.toml:6: [settings] jie_seconds" in run.err and "'fast'" in run.err
+    assert "sheet.toml:7: [settings] huangzhong_hz" in run.err and "finite" in run.err
+
+
+def test_validate_opens_the_realization_files(tmp_path: Path) -> None:
+    sheet = _realized(tmp_path, "r.mid", b"MThd junk")
+    run = run_cli("validate", sheet)
+    run.assert_clean((2,))
+    assert "cue 'c'" in run.err and "r.mid" in run.err and "ok" not in run.out
+
+
+def test_sheet_text_is_printed_with_control_characters_escaped(tmp_path: Path) -> None:
+    sheet = _sheet(tmp_path, _cue().replace('at = "a"', 'at = "\\u001b[2J"'),
+                   head='[rite]\nid = "x"\ntitle = "t\\u001b[31mRED\\u202e"\n')
+    run = run_cli("show", sheet)
+    run.assert_clean((0,))
+    assert "\x1b" not in run.out and "\u202e" not in run.out
+    assert "t\\x1b[31mRED\\u202e" in run.out and "\\x1b[2J" in run.out
+    run = run_cli("validate", sheet)
+    assert "\x1b" not in run.out and "\\x1b[31m" in run.out
+
+
+@pytest.mark.parametrize("cid", ["a\\nb", "a\\tb", "a\\u001bb", "x" * 101])
+def test_a_cue_id_must_be_printable_without_whitespace(tmp_path: Path, cid: str) -> None:
+    run = run_cli("validate", _sheet(tmp_path, _cue(cid=cid)))
+    run.assert_clean((2,))
+    assert "expected a non-empty id" in run.err and "\x1b" not in run.err
+
+
+def test_validation_is_linear_in_the_sheet(tmp_path: Path) -> None:
+    """The largest sheet allowed validates in seconds; a larger one is refused at once."""
+    body = _cue("c0") + "".join(_cue(f"c{i}", trigger="follow", piece='"陔"')
+                                .replace("笙", "獻").replace('pieces = ["陔"]\n', "")
+                                for i in range(1, CUES.value))
+    run = run_cli("validate", _sheet(tmp_path, body))
+    run.assert_clean((0,))
+    assert f"{CUES.value} cues" in run.out and run.seconds < 20
+    more = body + "".join(_cue(f"d{i}").replace("笙", "獻").replace('pieces = ["南陔"]\n', "")
+                          for i in range(30_000))
+    run = run_cli("validate", _sheet(tmp_path, more))
+    run.assert_clean((2,))
+    assert "over the limit" in run.err and run.seconds < 10
+
+
+def test_a_million_keys_are_refused_quickly(tmp_path: Path) -> None:
+    body = "[settings]\n" + "".join(f"k{i}=1\n" for i in range(400_000))
+    run = run_cli("validate", _sheet(tmp_path, body))
+    run.assert_clean((2,))
+    assert "200,000 values" in run.err and run.seconds < 15
+
+
+def test_the_validator_lists_a_hundred_problems_and_counts_the_rest(tmp_path: Path) -> None:
+    keys = "".join(f"unknown{i} = 1\n" for i in range(5000))
+    run = run_cli("validate", _sheet(tmp_path, _cue(extra=keys)))
+    run.assert_clean((2,))
+    assert run.err.count("unknown key") == 100 and "… and 4,900 more problems" in run.err
+
+
+@pytest.mark.parametrize("rows, message", [
+    (20_000, "more than 10,000 rows"),
+    (200_000, "over the limit for a releases CSV"),
+])
+def test_a_huge_releases_csv_is_refused(tmp_path: Path, rows: int, message: str) -> None:
+    path = tmp_path / "r.csv"
+    path.write_text("time_s,side,hit\n" + "1.0,右,1\n" * rows, encoding="utf-8")
+    run = run_cli("judge", "xiang-she", "--releases", str(path))
+    run.assert_clean((2,))
+    assert "r.csv" in run.err and message in run.err
+
+
+def test_the_readme_states_every_limit() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for name, limit in LIMITS.items():
+        assert f"| {limit.what} | {limit.describe()} |" in readme, name
