@@ -40,10 +40,10 @@ def _damped_sine(freq: float, tau: float, amp: float, n: int, sr: int) -> np.nda
     """amp·e^(−t/τ)·sin(2π f t) for ``n`` samples, by blocks of complex powers (one complex
     multiply a sample)."""
     s = complex(-1.0 / tau, 2 * math.pi * freq) / sr
-    base = np.exp(s * np.arange(_BLOCK))
+    base = (amp * np.exp(s * np.arange(_BLOCK))).astype(np.complex64)
     blocks = -(-n // _BLOCK)
-    steps = np.exp(s * _BLOCK * np.arange(blocks))
-    return (amp * (steps[:, None] * base[None, :]).ravel()[:n]).imag
+    steps = np.exp(s * _BLOCK * np.arange(blocks)).astype(np.complex64)
+    return (steps[:, None] * base[None, :]).ravel()[:n].imag
 
 
 def body_gain(freqs: np.ndarray) -> np.ndarray:
@@ -59,7 +59,7 @@ def body_gain(freqs: np.ndarray) -> np.ndarray:
 def pluck(f0: float, n: int, sr: int, decay_40db_s: float, brightness: float) -> np.ndarray:
     """The free ring of one pluck (``n`` samples, peak ≈ 1, read-only)."""
     tau1 = decay_40db_s / math.log(100.0)
-    out = np.zeros(n)
+    out = np.zeros(n, dtype=np.float32)
     h_max = int(0.45 * sr / f0)
     for h in range(1, h_max + 1):
         fh = h * f0 * math.sqrt(1.0 + STIFFNESS * h * h)
@@ -67,13 +67,13 @@ def pluck(f0: float, n: int, sr: int, decay_40db_s: float, brightness: float) ->
             break
         a = math.sin(math.pi * h * PLUCK_POINT) / h * math.exp(-fh / (1500 + 3500 * brightness))
         a *= float(body_gain(np.array([fh]))[0])
-        if abs(a) < 1e-4:
+        if abs(a) < 1e-3:
             continue
         tau = tau1 / (1.0 + (fh - f0) / HIGH_DECAY_HZ)
-        m = min(n, int(8 * tau * sr))
+        m = min(n, int(7 * tau * sr))
         out[:m] += _damped_sine(fh, tau, a, m, sr)
     for fc, _, g in BODY_MODES:
-        m = min(n, int(8 * BODY_KNOCK_TAU_S * sr))
+        m = min(n, int(7 * BODY_KNOCK_TAU_S * sr))
         out[:m] += _damped_sine(fc, BODY_KNOCK_TAU_S, 0.08 * g * brightness, m, sr)
     out /= max(1e-9, float(np.abs(out).max()))
     out.setflags(write=False)
@@ -82,10 +82,10 @@ def pluck(f0: float, n: int, sr: int, decay_40db_s: float, brightness: float) ->
 
 def damped(ring: np.ndarray, stop_s: float, n: int, sr: int) -> np.ndarray:
     """The first ``n`` samples of ``ring`` with the string stopped at ``stop_s``."""
-    out = np.array(ring[:n], dtype=np.float64)
+    out = np.array(ring[:n], dtype=np.float32)
     k = int(stop_s * sr)
     if k < n:
-        out[k:] *= np.exp(-np.arange(n - k) / (SE_DAMP_S / 4 * sr))
+        out[k:] *= np.exp(-np.arange(n - k, dtype=np.float32) / np.float32(SE_DAMP_S / 4 * sr))
     return out
 
 

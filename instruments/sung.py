@@ -65,7 +65,7 @@ def syllable_key(lyric: str | None) -> str:
     return f"{initial}.{final}"
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=512)
 def _vowel_table(target: str, f0: float, sr: int, scale: float) -> np.ndarray:
     n_harm = max(1, int(0.45 * sr / (f0 * 1.02)))
     h = np.arange(1, n_harm + 1, dtype=np.float64)
@@ -122,40 +122,42 @@ def _segments(initial: str, final: str, voice_on: float, hold: float
             for i, (target, start) in enumerate(order)]
 
 
-@lru_cache(maxsize=384)
-def _body(target: str, f0: float, duration_s: float, n: int, sr: int, index: int
-          ) -> np.ndarray:
-    """Singer ``index`` holding ``target`` for a note of ``n`` samples (float32, read-only):
-    the vowel's wavetable read with a vibrato of a whole number of cycles in the note's held
-    part, starting at the singer's phase at the onset."""
+@lru_cache(maxsize=64)
+def _table_index(f0: float, duration_s: float, n: int, sr: int, index: int) -> np.ndarray:
+    """Where singer ``index`` reads a vowel wavetable for a note of ``n`` samples (int64,
+    read-only): a vibrato of a whole number of cycles in the note's held part, starting at the
+    singer's phase at the onset (so the vibrato runs on unbroken from syllable to syllable)."""
     singer = SINGERS[index]
     cycles = max(1, round(duration_s * singer.vibrato_hz))
     rate = cycles / duration_s if duration_s > 0 else singer.vibrato_hz
-    t0 = singer.vibrato_phase / rate
-    phase = dsp.vibrato_phase(f0, n, sr, rate, singer.vibrato_depth, t0)
-    out = dsp.read_table(_vowel_table(target, f0, sr, singer.formant_scale), phase)
-    out = out.astype(np.float32)
+    phase = dsp.vibrato_phase(f0, n, sr, rate, singer.vibrato_depth,
+                              singer.vibrato_phase / rate)
+    out = dsp.table_index(phase)
     out.setflags(write=False)
     return out
 
 
 def _voiced(index: int, f0: float, duration_s: float, n: int, sr: int,
             segments: list[tuple[str, float, float]]) -> np.ndarray:
+    """Singer ``index``'s voiced sound: the targets' wavetables in turn, crossfaded (raised
+    cosine, ``GLIDE_S``) where one gives way to the next."""
+    where = _table_index(f0, duration_s, n, sr, index)
+    scale = SINGERS[index].formant_scale
+    if len(segments) == 1:
+        return _vowel_table(segments[0][0], f0, sr, scale)[where]
     out = np.zeros(n, dtype=np.float32)
     fade = int(GLIDE_S * sr)
     for i, (target, start, end) in enumerate(segments):
-        a = int(start * sr) - (fade if i else 0)
-        b = n if math.isinf(end) else min(n, int(end * sr))
-        lo, hi = max(0, a), b
-        if hi <= lo:
-            continue
-        part = _body(target, f0, duration_s, n, sr, index)[lo:hi].copy()
-        if i:  # fade in over the previous target's fade-out
-            k = min(hi - lo, a + fade - lo)
-            part[:k] *= np.linspace(0.0, 1.0, fade, dtype=np.float32)[fade - k:]
-        if not math.isinf(end) and hi - lo > fade:
-            part[hi - lo - fade:] *= np.linspace(1.0, 0.0, fade, dtype=np.float32)
-        out[lo:hi] += part
+        table = _vowel_table(target, f0, sr, scale)
+        lo = max(0, int(start * sr) - (fade if i else 0))
+        hi = n if math.isinf(end) else min(n, int(end * sr))
+        mid_lo = min(hi, lo + fade) if i else lo
+        mid_hi = hi if math.isinf(end) else max(mid_lo, hi - fade)
+        if i and mid_lo > lo:
+            out[lo:mid_lo] += table[where[lo:mid_lo]] * dsp.fade_curve(fade, True)[:mid_lo - lo]
+        out[mid_lo:mid_hi] += table[where[mid_lo:mid_hi]]
+        if hi > mid_hi:
+            out[mid_hi:hi] += table[where[mid_hi:hi]] * dsp.fade_curve(fade, False)[:hi - mid_hi]
     return out
 
 
@@ -183,5 +185,6 @@ def sing(f0: float, duration_s: float, n: int, sr: int, syllable: str, amp: floa
             burst = _burst(initial, sr, index)
             k = min(m, burst.size)
             part[:k] += burst[:k]
-        out[start:] += part * np.float32(singer.level * amp)
+        part *= np.float32(singer.level * amp)
+        out[start:] += part
     return out

@@ -23,7 +23,7 @@ def _sheng(key: NoteKey, n: int) -> np.ndarray:
     amp, bright = velocity_amp(key)
     f = float(key.freq_hz or 0.0) * (2.0 if key.instrument == "和" else 1.0)
     return winds.sheng(f, key.duration_s or 0.0, RELEASE_S[key.instrument], n,
-                       key.sample_rate, amp, bright, tone_dsp.seed_of(key))
+                       key.sample_rate, amp, bright)
 
 
 def _guan(key: NoteKey, n: int) -> np.ndarray:
@@ -38,8 +38,8 @@ def _se(key: NoteKey, n: int) -> np.ndarray:
     free = int(round(1.5 * se_decay_s(f) * key.sample_rate))
     ring = strings.pluck(f, free, key.sample_rate, se_decay_s(f), round(bright, 3))
     if key.duration_s is None:
-        return ring[:n] * amp
-    return strings.damped(ring, key.duration_s, n, key.sample_rate) * amp
+        return ring[:n] * np.float32(amp)
+    return strings.damped(ring, key.duration_s, n, key.sample_rate) * np.float32(amp)
 
 
 NUMPY_VOICES: dict[str, Callable[[NoteKey, int], np.ndarray]] = {

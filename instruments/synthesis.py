@@ -57,7 +57,7 @@ def synthesize(key: NoteKey) -> np.ndarray:
     n = key_length(key)
     sr = key.sample_rate
     if key.instrument in NUMPY_VOICES:  # the sustained and plucked voices: no pyo server
-        return _faded(NUMPY_VOICES[key.instrument](key, n).astype(np.float32), sr)
+        return _faded(np.asarray(NUMPY_VOICES[key.instrument](key, n), dtype=np.float32), sr)
     length_s = n / sr
     with tempfile.TemporaryDirectory(prefix="yuezheng-voice-") as tmp:
         server = pyo.Server(sr=sr, nchnls=1, duplex=0, audio="offline", buffersize=256)

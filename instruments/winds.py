@@ -32,6 +32,7 @@ SHENG_PIPES = ((1.0, 1.0, 0.0), (1.5, 0.5, 0.012), (2.0, 0.55, 0.02))
 SHENG_PIPE_ABOVE_REED = 1.02  # the pipe's first resonance : the reed frequency
 SHENG_ATTACK_S = 0.05
 SHENG_BREATH = 10 ** (-32 / 20)
+BREATH_LOOP = 1 << 16  # samples of the breath-noise loop
 
 GUAN_PIPES = ((0.0, 1.0, ((1, 1.0), (2, 0.35), (3, 0.14), (4, 0.05))),
               (6.0, 10 ** (-15 / 20), ((1, 1.0), (2, 0.22), (3, 0.2), (4, 0.04))))
@@ -52,25 +53,48 @@ def _reed_table(f: float, sr: int, brightness: float) -> np.ndarray:
     return dsp.wavetable(dsp.unit_rms(reed * pipe))
 
 
-def sheng(f0: float, dur: float, release: float, n: int, sr: int, amp: float,
-          brightness: float, seed: int) -> np.ndarray:
-    """A 笙 chord on ``f0`` held ``dur`` s, released over ``release`` s (``n`` samples)."""
-    t = np.arange(n, dtype=np.float64) / sr
-    out = np.zeros(n, dtype=np.float32)
-    for ratio, level, delay in SHENG_PIPES:
-        f = f0 * ratio
+@lru_cache(maxsize=32)
+def _sheng_loop(f0: float, sr: int, brightness: float
+                ) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+    """One loop (a whole number of periods of every pipe) of each pipe of the chord on
+    ``f0``, and of the breath noise (float32, read-only)."""
+    length, f_loop = dsp.loop_length(f0, sr, periods_multiple=2)  # 2: the fifth fits too
+    t = np.arange(length, dtype=np.float64) / sr
+    pipes = []
+    for ratio, level, _ in SHENG_PIPES:
+        f = f_loop * ratio
         if f * 1.01 >= 0.45 * sr:
+            pipes.append(np.zeros(length, dtype=np.float32))
             continue
-        tone = dsp.read_table(_reed_table(round(f, 6), sr, round(brightness, 3)), f * t)
-        dsp.apply_hold(tone, sr, delay, SHENG_ATTACK_S, dur, release)
-        out += tone * np.float32(level)
+        pipes.append(dsp.read_table(_reed_table(round(f, 6), sr, brightness), f * t)
+                     * np.float32(level))
 
     def breath_band(fr: np.ndarray) -> np.ndarray:
         return dsp.resonance(fr, min(2 * f0, 0.4 * sr), f0) / (1 + fr / 4000.0)
 
-    breath = (dsp.shaped_noise(n, sr, breath_band, seed) * SHENG_BREATH).astype(np.float32)
-    dsp.apply_hold(breath, sr, 0.0, SHENG_ATTACK_S, dur, release)
-    out += breath
+    breath = dsp.shaped_noise(BREATH_LOOP, sr, breath_band, dsp.seed_of("sheng", f0, sr))
+    breath = (breath * SHENG_BREATH).astype(np.float32)
+    for arr in (*pipes, breath):
+        arr.setflags(write=False)
+    return tuple(pipes), breath
+
+
+def sheng(f0: float, dur: float, release: float, n: int, sr: int, amp: float,
+          brightness: float) -> np.ndarray:
+    """A 笙 chord on ``f0`` held ``dur`` s, released over ``release`` s (``n`` samples): the
+    chord's loop repeated, the pipes entering one by one."""
+    pipes, breath = _sheng_loop(round(f0, 6), sr, round(brightness, 3))
+    out = np.resize(sum(pipes), n)
+    out += np.resize(breath, n)
+    entry = min(n, int((max(d for _, _, d in SHENG_PIPES) + SHENG_ATTACK_S) * sr))
+    head = np.resize(breath, entry).copy()
+    dsp.apply_hold(head, sr, 0.0, SHENG_ATTACK_S, dur, release)
+    for pipe, (_, _, delay) in zip(pipes, SHENG_PIPES, strict=True):
+        part = np.resize(pipe, entry).copy()
+        dsp.apply_hold(part, sr, delay, SHENG_ATTACK_S, dur, release)
+        head += part
+    dsp.apply_hold(out, sr, 0.0, 0.0, dur, release)
+    out[:entry] = head
     return out * np.float32(amp)
 
 
