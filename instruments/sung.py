@@ -65,11 +65,22 @@ def syllable_key(lyric: str | None) -> str:
     return f"{initial}.{final}"
 
 
+def voice_envelope(freqs: np.ndarray, target: str, scale: float) -> np.ndarray:
+    """The vocal tract's gain: the cascade of the target's five formants, and above F5 no
+    steeper than 6 dB/octave (the formants above F5, left out of the cascade, keep the
+    spectrum from falling off a cliff)."""
+    shape = formants(target, scale)
+    env = dsp.cascade(freqs, shape)
+    top = shape[-1][0]
+    tail = dsp.cascade(np.array([top]), shape)[0] * top / np.maximum(freqs, top)
+    return np.where(freqs > top, np.maximum(env, tail), env)
+
+
 @lru_cache(maxsize=512)
 def _vowel_table(target: str, f0: float, sr: int, scale: float) -> np.ndarray:
     n_harm = max(1, int(0.45 * sr / (f0 * 1.02)))
     h = np.arange(1, n_harm + 1, dtype=np.float64)
-    amps = (1.0 / h) * dsp.cascade(h * f0, formants(target, scale))
+    amps = (1.0 / h) * voice_envelope(h * f0, target, scale)
     amps = dsp.unit_rms(amps)
     if target in MURMURS:
         amps = amps * MURMUR_GAIN
@@ -80,8 +91,8 @@ def _vowel_table(target: str, f0: float, sr: int, scale: float) -> np.ndarray:
 def _breath(target: str, sr: int, scale: float, singer: int) -> np.ndarray:
     """Breath noise shaped by ``target``'s formants, ``BREATH_GAIN`` under the voice
     (float32, ``BREATH_S`` long: breath is heard under the attack and fades into the tone)."""
-    shape = formants(target, scale)
-    noise = dsp.shaped_noise(int(BREATH_S * sr), sr, lambda f: dsp.cascade(f, shape),
+    noise = dsp.shaped_noise(int(BREATH_S * sr), sr,
+                             lambda f: voice_envelope(f, target, scale),
                              dsp.seed_of("breath", target, singer))
     out = (noise * BREATH_GAIN).astype(np.float32)
     out.setflags(write=False)

@@ -209,17 +209,18 @@ def clear_cache() -> None:
 
 def render_note(
     instrument: str, freq_hz: float | None, duration_s: float, velocity: int = 100,
-    sample_rate: int = 48000, *, bell_interval: str = "minor",
+    sample_rate: int = 48000, *, bell_interval: str = "minor", lyric: str | None = None,
 ) -> np.ndarray:
     """The sound of one note as a read-only float32 mono array, natural decay tail included.
 
     ``instrument`` is a catalog name or alias; ``freq_hz`` the sounding pitch (drums ignore it
     and accept None); ``velocity`` 1–127 scales loudness (∝ (v/127)^1.5) and brightness.
-    ``bell_interval`` ('minor' 6/5 or 'major' 5/4) sets the 編鐘's 側鼓音.  The result has
+    ``bell_interval`` ('minor' 6/5 or 'major' 5/4) sets the 編鐘's 側鼓音; ``lyric`` is the
+    syllable the 歌 sings.  The result has
     ``note_length_samples(...)`` samples and is cached: equal notes return the same array.
     """
     key = note_key(instrument, freq_hz, duration_s, velocity, sample_rate,
-                   bell_interval=bell_interval)
+                   bell_interval=bell_interval, lyric=lyric)
     return render_key(key)
 
 
