@@ -2,9 +2,10 @@
 
 ``synthesize(key)`` boots an offline pyo server (``Server(audio="offline")``), builds the graph
 of the key's voice (one builder per voice below: modal resonators for the bells, the stone and
-the drums, a waveguide string for the 瑟, band-limited pulses and formants for the winds and the
-voice), records it into a table and returns it as float32, ending in a 50 ms raised-cosine fade
-to exactly zero.  The numbers come from ``instruments.voice_models``.
+the drums), records it into a table and returns it as float32, ending in a 50 ms raised-cosine
+fade to exactly zero.  The sustained and plucked voices (歌 笙 和 管 瑟) are computed with numpy
+instead (``instruments.sustained``), with the same fade.  The numbers come from
+``instruments.voice_models``.
 
 Rendering is deterministic: each note's noise generators are seeded from a CRC of the note's
 key, so the same note gives the same samples in any process and whatever was rendered before.

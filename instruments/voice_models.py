@@ -73,24 +73,30 @@ VOICES: dict[str, Voice] = {
                "τ/ratio above it (stone damps high modes), a wooden-mallet click; the L shape "
                "(倨句) of a real stone is not modelled"),
         Voice("瑟", False, 0.36,
-               "plucked silk-string zither: pyo Waveguide (Karplus–Strong-type delay-line "
-               "string) excited by a 6 ms low-passed noise pluck, 40 dB decay in "
-               "2.2 s × (261.63/f)^0.5; harder plucks are brighter"),
+               "plucked silk-string zither: modes h·f·√(1 + 1e-4·h²) shaped by the pluck "
+               "point (sin(π·h·0.13)/h), 40 dB decay in 2.2 s × (261.63/f)^0.5 for the "
+               "fundamental and faster above, weighted by four body resonances (110–820 Hz, "
+               "PROJECT MODEL) that also knock at the pluck; a re-plucked string is stopped "
+               "first; harder plucks are brighter"),
         Voice("笙", True, 0.14,
-               "free-reed mouth organ: band-limited pulse (pyo Blit, all harmonics up to "
-               "0.4·sr) low-passed at 3.2 kHz with a little breath noise; 40 ms attack, steady "
-               "sustain, 80 ms release"),
+               "free-reed mouth organ: a chord of three pipes (the note, the fifth and the "
+               "octave above), each a reed (harmonics 1/h) shaped by its pipe's odd "
+               "resonances (pipe 2 % above the reed: Cottingham 2011), with a little breath "
+               "noise; 50 ms attack, steady sustain, 80 ms release"),
         Voice("和", True, 0.10,
                "small mouth organ (笙小者謂之和): the 笙 voice an octave higher (2 × the "
                "note) and softer"),
         Voice("管", True, 0.19,
-               "paired bamboo pipes (並兩而吹之): two flute tones (fundamental, weak 2nd and "
-               "3rd harmonics) detuned ±4 cents so they beat slowly, with band-passed breath "
-               "noise and a short chiff; 70 ms attack, 100 ms release"),
+               "paired bamboo pipes (並兩而吹之): two unequal flute tones (weak 2nd–4th "
+               "harmonics), the second 6 cents higher and 15 dB softer so they beat gently, "
+               "with breath noise around the pitch and a short chiff; 70 ms attack, 100 ms "
+               "release"),
         Voice("歌", True, 0.095,
-               "singing voice: band-limited glottal pulse with delayed 5.3 Hz vibrato "
-               "(±0.6 %) through three formant resonators of the vowel /a/ (730, 1090, 2440 Hz; "
-               "adult male); 90 ms attack, 150 ms release"),
+               "two singers singing the lyric: per syllable a consonant onset and vowel "
+               "targets (Peterson & Barney formants, adult male; glides and nasal codas) on a "
+               "tilted glottal source (−12 dB/oct, +6 dB/oct radiation) with breath noise, "
+               "level even across pitch, 5.5 Hz vibrato unbroken across syllables; the second "
+               "singer 7 cents higher and 18 ms later; 60 ms attack, 150 ms release"),
         Voice("建鼓", False, 0.25,
                "large drum on a post: circular-membrane modes 1 : 1.594 : 2.136 : 2.296 : "
                "2.653 on 62 Hz with a pitch drop from +25 % (60 ms), τ = 0.5 s for the "

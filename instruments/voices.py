@@ -10,8 +10,10 @@ What a note is:
   model: the returned array is the whole natural ring, whatever ``duration_s`` says (the cache
   key ignores the duration for them).  Tails are cut 52 dB below the slowest partial's start
   (six time constants) with a 50 ms raised-cosine fade, so every array ends at exactly zero.
+  One exception: a 瑟 string plucked again is stopped (``stop_s``, which the mixer finds).
 * sustained voices (笙 和 管 歌) hold for ``duration_s`` and then release; the array is
-  ``duration_s`` plus the release tail.
+  ``duration_s`` plus the release tail.  The 歌 sings its ``lyric`` (part of its key as the
+  syllable's reading).
 
 ``note_length_samples`` gives the exact length of the array ``render_note`` returns without
 rendering it, so that the mixer can plan a render before synthesizing anything.  Rendering is
