@@ -77,24 +77,25 @@ def voice_envelope(freqs: np.ndarray, target: str, scale: float) -> np.ndarray:
 
 
 @lru_cache(maxsize=512)
-def _vowel_table(target: str, f0: float, sr: int, scale: float) -> np.ndarray:
+def _vowel_table(target: str, f0: float, sr: int, scale: float, gain: float) -> np.ndarray:
+    """One period of ``target`` sung at ``f0`` (RMS ``gain``; a murmur ``MURMUR_GAIN`` under)."""
     n_harm = max(1, int(0.45 * sr / (f0 * 1.02)))
     h = np.arange(1, n_harm + 1, dtype=np.float64)
     amps = (1.0 / h) * voice_envelope(h * f0, target, scale)
-    amps = dsp.unit_rms(amps)
+    amps = dsp.unit_rms(amps) * gain
     if target in MURMURS:
         amps = amps * MURMUR_GAIN
     return dsp.wavetable(amps)
 
 
 @lru_cache(maxsize=64)
-def _breath(target: str, sr: int, scale: float, singer: int) -> np.ndarray:
-    """Breath noise shaped by ``target``'s formants, ``BREATH_GAIN`` under the voice
-    (float32, ``BREATH_S`` long: breath is heard under the attack and fades into the tone)."""
+def _breath(target: str, sr: int, scale: float, singer: int, gain: float) -> np.ndarray:
+    """Breath noise shaped by ``target``'s formants, ``BREATH_GAIN`` under a voice of RMS
+    ``gain`` (float32, ``BREATH_S`` long, repeated for longer notes)."""
     noise = dsp.shaped_noise(int(BREATH_S * sr), sr,
                              lambda f: voice_envelope(f, target, scale),
                              dsp.seed_of("breath", target, singer))
-    out = (noise * BREATH_GAIN).astype(np.float32)
+    out = (noise * (BREATH_GAIN * gain)).astype(np.float32)
     out.setflags(write=False)
     return out
 
@@ -149,17 +150,17 @@ def _table_index(f0: float, duration_s: float, n: int, sr: int, index: int) -> n
 
 
 def _voiced(index: int, f0: float, duration_s: float, n: int, sr: int,
-            segments: list[tuple[str, float, float]]) -> np.ndarray:
+            segments: list[tuple[str, float, float]], gain: float) -> np.ndarray:
     """Singer ``index``'s voiced sound: the targets' wavetables in turn, crossfaded (raised
     cosine, ``GLIDE_S``) where one gives way to the next."""
     where = _table_index(f0, duration_s, n, sr, index)
     scale = SINGERS[index].formant_scale
     if len(segments) == 1:
-        return _vowel_table(segments[0][0], f0, sr, scale)[where]
+        return _vowel_table(segments[0][0], f0, sr, scale, gain)[where]
     out = np.zeros(n, dtype=np.float32)
     fade = int(GLIDE_S * sr)
     for i, (target, start, end) in enumerate(segments):
-        table = _vowel_table(target, f0, sr, scale)
+        table = _vowel_table(target, f0, sr, scale, gain)
         lo = max(0, int(start * sr) - (fade if i else 0))
         hi = n if math.isinf(end) else min(n, int(end * sr))
         mid_lo = min(hi, lo + fade) if i else lo
@@ -188,14 +189,14 @@ def sing(f0: float, duration_s: float, n: int, sr: int, syllable: str, amp: floa
         start = int(round(singer.delay_s * sr))
         m = n - start
         f = round(f0 * 2 ** (singer.cents / 1200), 6)
-        part = _voiced(index, f, duration_s, m, sr, segs)
-        loop = _breath(nucleus, sr, singer.formant_scale, index)
+        gain = round(singer.level * amp, 9)
+        part = _voiced(index, f, duration_s, m, sr, segs, gain)
+        loop = _breath(nucleus, sr, singer.formant_scale, index, gain)
         part += loop[:m] if m <= loop.size else np.resize(loop, m)
         dsp.apply_hold(part, sr, cons.voice_s, ATTACK_S, duration_s, RELEASE_S["歌"])
         if cons.noise_s > 0:
             burst = _burst(initial, sr, index)
             k = min(m, burst.size)
-            part[:k] += burst[:k]
-        part *= np.float32(singer.level * amp)
+            part[:k] += burst[:k] * np.float32(gain)
         out[start:] += part
     return out
