@@ -32,6 +32,7 @@ from cues.errors import UserError
 from instruments import voices
 from instruments.limiter import LIMITER_CHUNK, PeakLimiter
 from instruments.placement import DEFAULT_LISTENER, pan_gains
+from instruments.strings import repluck_stops
 from instruments.voice_models import key_length
 
 DEFAULT_SAMPLE_RATE = 48000
@@ -59,6 +60,7 @@ class RenderNote:
     y: float
     stem: str
     bell_interval: str = "minor"
+    lyric: str | None = None  # the syllable a 歌 note sings
 
     def __post_init__(self) -> None:
         for name in ("start_s", "x", "y"):
@@ -91,12 +93,16 @@ class _Placed:
 def _plan(notes: Iterable[RenderNote], sample_rate: int,
           listener: tuple[float, float]) -> list[_Placed]:
     placed = []
+    notes = list(notes)
     for i, n in enumerate(notes):
         if not isinstance(n, RenderNote):
             raise UserError(f"note {i}: expected a RenderNote, got {type(n).__name__}")
+    stops = repluck_stops([(n.instrument, n.freq_hz, n.start_s, n.x, n.y) for n in notes])
+    for i, n in enumerate(notes):
         try:
             key = voices.note_key(n.instrument, n.freq_hz, n.duration_s, n.velocity, sample_rate,
-                                  bell_interval=n.bell_interval)
+                                  bell_interval=n.bell_interval, lyric=n.lyric,
+                                  stop_s=stops.get(i))
         except UserError as exc:
             raise UserError(f"note {i} (at {n.start_s:g} s, {n.instrument}): {exc}") from None
         left, right = pan_gains(n.x, n.y, listener)

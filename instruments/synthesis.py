@@ -2,9 +2,10 @@
 
 ``synthesize(key)`` boots an offline pyo server (``Server(audio="offline")``), builds the graph
 of the key's voice (one builder per voice below: modal resonators for the bells, the stone and
-the drums, a waveguide string for the 瑟, band-limited pulses and formants for the winds and the
-voice), records it into a table and returns it as float32, ending in a 50 ms raised-cosine fade
-to exactly zero.  The numbers come from ``instruments.voice_models``.
+the drums), records it into a table and returns it as float32, ending in a 50 ms raised-cosine
+fade to exactly zero.  The sustained and plucked voices (歌 笙 和 管 瑟) are computed with numpy
+instead (``instruments.sustained``), with the same fade.  The numbers come from
+``instruments.voice_models``.
 
 Rendering is deterministic: each note's noise generators are seeded from a CRC of the note's
 key, so the same note gives the same samples in any process and whatever was rendered before.
@@ -26,21 +27,19 @@ from typing import Any
 
 import numpy as np
 
-from instruments.tuning import cents_ratio
+from instruments.sustained import NUMPY_VOICES
 from instruments.voice_models import (
     BELL_PARTIALS,
     DRUMS,
     FADE_S,
     MEMBRANE_RATIOS,
     QING_MODE_RATIOS,
-    RELEASE_S,
-    VOICES,
     NoteKey,
     bianzhong_tau_s,
     bo_tau_s,
     key_length,
     qing_tau_s,
-    se_decay_s,
+    velocity_amp,
 )
 
 PYO_LOCK = threading.RLock()
@@ -58,6 +57,8 @@ def synthesize(key: NoteKey) -> np.ndarray:
 
     n = key_length(key)
     sr = key.sample_rate
+    if key.instrument in NUMPY_VOICES:  # the sustained and plucked voices: no pyo server
+        return _faded(np.asarray(NUMPY_VOICES[key.instrument](key, n), dtype=np.float32), sr)
     length_s = n / sr
     with tempfile.TemporaryDirectory(prefix="yuezheng-voice-") as tmp:
         server = pyo.Server(sr=sr, nchnls=1, duplex=0, audio="offline", buffersize=256)
@@ -80,8 +81,14 @@ def synthesize(key: NoteKey) -> np.ndarray:
             server.shutdown()
     arr = np.zeros(n, dtype=np.float32)
     m = min(n, data.size)
-    # the raised-cosine end: exactly zero at the last sample whatever pyo's ramp did
     arr[:m] = data[:m]
+    return _faded(arr, sr)
+
+
+def _faded(arr: np.ndarray, sr: int) -> np.ndarray:
+    """``arr`` with the raised-cosine end: exactly zero at the last sample whatever the voice's
+    own ramp did."""
+    n = arr.size
     k = min(n, int(FADE_S * sr))
     if k > 1:
         arr[n - k:] *= (0.5 + 0.5 * np.cos(np.linspace(0.0, math.pi, k))).astype(np.float32)
@@ -95,8 +102,7 @@ Builder = Callable[[Any, NoteKey, float, list[Any]], Any]
 
 def _vel(key: NoteKey) -> tuple[float, float]:
     """(amplitude scale, brightness 0…1) for the key's velocity."""
-    v = key.velocity / 127.0
-    return (v ** 1.5) * VOICES[key.instrument].level, v
+    return velocity_amp(key)
 
 
 def _decay(P: Any, tau: float, amp: float, keep: list[Any], attack: float = 0.0005,
@@ -255,98 +261,7 @@ def _tao(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
     return _mixed(P, parts, keep)
 
 
-def _se(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
-    f = float(key.freq_hz)  # type: ignore[arg-type]
-    amp, b = _vel(key)
-    pluck_env = P.Linseg([(0.0, 0.0), (0.0005, 1.0), (0.006, 0.0), (length + 1.0, 0.0)]).play()
-    noise = P.Noise(mul=pluck_env).play(dur=0.01)
-    pluck = P.Tone(noise, freq=min(1500.0 + 4500.0 * b, 0.4 * key.sample_rate))
-    string = P.Waveguide(pluck, freq=f, dur=se_decay_s(f), minfreq=min(20.0, f * 0.5))
-    body = P.Tone(string, freq=min(6000.0, 0.4 * key.sample_rate), mul=amp)
-    keep += [pluck_env, noise, pluck, string, body]
-    return body
-
-
-def _sustain_env(P: Any, dur: float, attack: float, release: float, length: float,
-                 amp: float, keep: list[Any]) -> Any:
-    attack = min(attack, dur * 0.5)
-    env = P.Linseg([(0.0, 0.0), (attack, amp), (dur, amp), (dur + release, 0.0),
-                    (length + 1.0, 0.0)]).play()
-    keep.append(env)
-    return env
-
-
-def _harms(f: float, sr: int, limit: int) -> int:
-    return max(1, min(limit, int(0.4 * sr / f)))
-
-
-def _sheng(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
-    f = float(key.freq_hz) * (2.0 if key.instrument == "和" else 1.0)  # type: ignore[arg-type]
-    amp, b = _vel(key)
-    dur = key.duration_s or 0.0
-    env = _sustain_env(P, dur, 0.04, RELEASE_S[key.instrument], length, amp, keep)
-    reed = P.Blit(freq=f, harms=_harms(f, key.sample_rate, 60), mul=env)
-    tone = P.ButLP(P.DCBlock(reed), freq=min(3200.0, 0.4 * key.sample_rate))
-    breath_env = _sustain_env(P, dur, 0.04, RELEASE_S[key.instrument], length,
-                              amp * 0.05 * b, keep)
-    noise = P.Noise(mul=breath_env).play(dur=dur + RELEASE_S[key.instrument] + 0.01)
-    breath = P.ButBP(noise, freq=min(2 * f, 0.4 * key.sample_rate), q=4)
-    keep.append(noise)
-    mix = P.Mix([tone, breath], voices=1)
-    keep += [reed, tone, breath, mix]
-    return mix
-
-
-def _guan(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
-    f = float(key.freq_hz)  # type: ignore[arg-type]
-    amp, b = _vel(key)
-    dur = key.duration_s or 0.0
-    env = _sustain_env(P, dur, 0.07, RELEASE_S["管"], length, amp, keep)
-    parts = []
-    for cents in (-4.0, 4.0):
-        fp = f * cents_ratio(cents)
-        for h, a in ((1, 0.5), (2, 0.12), (3, 0.04)):
-            if fp * h >= 0.45 * key.sample_rate:
-                continue
-            osc = P.Sine(freq=fp * h, mul=env * a)
-            keep.append(osc)
-            parts.append(osc)
-    breath_env = _sustain_env(P, dur, 0.07, RELEASE_S["管"], length, amp * 0.25, keep)
-    noise = P.Noise(mul=breath_env).play(dur=dur + RELEASE_S["管"] + 0.01)
-    breath = P.Reson(noise, freq=f, q=8)
-    keep.append(noise)
-    chiff = _noise_burst(P, 0.015, amp * 0.15 * b, keep,
-                         bandpass=(min(3 * f, 0.4 * key.sample_rate), 2.0))
-    parts += [breath, chiff]
-    mix = P.Mix(parts, voices=1)
-    keep += [breath, mix]
-    return mix
-
-
-_VOWEL_A = ((730.0, 80.0, 1.0), (1090.0, 90.0, 0.5), (2440.0, 120.0, 0.25))
-
-
-def _ge(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
-    f = float(key.freq_hz)  # type: ignore[arg-type]
-    amp, _ = _vel(key)
-    dur = key.duration_s or 0.0
-    env = _sustain_env(P, dur, 0.09, RELEASE_S["歌"], length, amp, keep)
-    depth = P.Linseg([(0.0, 0.0), (0.25, 0.0), (0.6, 0.006), (length + 1.0, 0.006)]).play()
-    vib = P.Sine(freq=5.3, mul=depth, add=1.0)
-    src = P.Blit(freq=vib * f, harms=_harms(f, key.sample_rate, 80), mul=env)
-    keep += [depth, vib, src]
-    parts = []
-    for fc, bw, g in _VOWEL_A:
-        if fc >= 0.45 * key.sample_rate:
-            continue
-        res = P.Reson(src, freq=fc, q=fc / bw, mul=g)
-        keep.append(res)
-        parts.append(res)
-    return _mixed(P, parts, keep)
-
-
 _BUILDERS: dict[str, Builder] = {
-    "編鐘": _bell, "鑮": _bo, "編磬": _qing, "瑟": _se, "笙": _sheng, "和": _sheng,
-    "管": _guan, "歌": _ge, "建鼓": _drum, "鼓": _drum, "朔鼙": _drum, "應鼙": _drum,
-    "鼙": _drum, "鼗": _tao,
+    "編鐘": _bell, "鑮": _bo, "編磬": _qing, "建鼓": _drum, "鼓": _drum, "朔鼙": _drum,
+    "應鼙": _drum, "鼙": _drum, "鼗": _tao,
 }

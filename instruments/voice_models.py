@@ -36,6 +36,7 @@ MEMBRANE_RATIOS: tuple[float, ...] = (1.0, 1.594, 2.136, 2.296, 2.653)
 TAIL_TIME_CONSTANTS = 6.0  # struck tails end after 6 τ of the slowest partial (−52 dB)
 FADE_S = 0.05  # raised-cosine fade at the very end of every note
 REFERENCE_HZ = 261.63  # decay times are stated for a note at this pitch
+SE_DAMP_S = 0.08  # a 瑟 string stopped by a re-pluck dies out over this time
 MIN_SAMPLE_RATE = 8000
 MAX_SAMPLE_RATE = 192000
 
@@ -71,25 +72,31 @@ VOICES: dict[str, Voice] = {
                "1, 0.45, 0.22, 0.10, τ = 0.8 s × (261.63/f)^0.5 for the fundamental and "
                "τ/ratio above it (stone damps high modes), a wooden-mallet click; the L shape "
                "(倨句) of a real stone is not modelled"),
-        Voice("瑟", False, 0.64,
-               "plucked silk-string zither: pyo Waveguide (Karplus–Strong-type delay-line "
-               "string) excited by a 6 ms low-passed noise pluck, 40 dB decay in "
-               "2.2 s × (261.63/f)^0.5; harder plucks are brighter"),
-        Voice("笙", True, 0.97,
-               "free-reed mouth organ: band-limited pulse (pyo Blit, all harmonics up to "
-               "0.4·sr) low-passed at 3.2 kHz with a little breath noise; 40 ms attack, steady "
-               "sustain, 80 ms release"),
-        Voice("和", True, 0.68,
+        Voice("瑟", False, 0.36,
+               "plucked silk-string zither: modes h·f·√(1 + 1e-4·h²) shaped by the pluck "
+               "point (sin(π·h·0.13)/h), 40 dB decay in 2.2 s × (261.63/f)^0.5 for the "
+               "fundamental and faster above, weighted by four body resonances (110–820 Hz, "
+               "PROJECT MODEL) that also knock at the pluck; a re-plucked string is stopped "
+               "first; harder plucks are brighter"),
+        Voice("笙", True, 0.14,
+               "free-reed mouth organ: a chord of three pipes (the note, the fifth and the "
+               "octave above), each a reed (harmonics 1/h) shaped by its pipe's odd "
+               "resonances (pipe 2 % above the reed: Cottingham 2011), with a little breath "
+               "noise; 50 ms attack, steady sustain, 80 ms release"),
+        Voice("和", True, 0.10,
                "small mouth organ (笙小者謂之和): the 笙 voice an octave higher (2 × the "
                "note) and softer"),
-        Voice("管", True, 0.26,
-               "paired bamboo pipes (並兩而吹之): two flute tones (fundamental, weak 2nd and "
-               "3rd harmonics) detuned ±4 cents so they beat slowly, with band-passed breath "
-               "noise and a short chiff; 70 ms attack, 100 ms release"),
-        Voice("歌", True, 12.0,
-               "singing voice: band-limited glottal pulse with delayed 5.3 Hz vibrato "
-               "(±0.6 %) through three formant resonators of the vowel /a/ (730, 1090, 2440 Hz; "
-               "adult male); 90 ms attack, 150 ms release"),
+        Voice("管", True, 0.19,
+               "paired bamboo pipes (並兩而吹之): two unequal flute tones (weak 2nd–4th "
+               "harmonics), the second 6 cents higher and 15 dB softer so they beat gently, "
+               "with breath noise around the pitch and a short chiff; 70 ms attack, 100 ms "
+               "release"),
+        Voice("歌", True, 0.095,
+               "two singers singing the lyric: per syllable a consonant onset and vowel "
+               "targets (Peterson & Barney formants, adult male; glides and nasal codas) on a "
+               "tilted glottal source (−12 dB/oct, +6 dB/oct radiation) with breath noise, "
+               "level even across pitch, 5.5 Hz vibrato unbroken across syllables; the second "
+               "singer 7 cents higher and 18 ms later; 60 ms attack, 150 ms release"),
         Voice("建鼓", False, 0.25,
                "large drum on a post: circular-membrane modes 1 : 1.594 : 2.136 : 2.296 : "
                "2.653 on 62 Hz with a pitch drop from +25 % (60 ms), τ = 0.5 s for the "
@@ -154,7 +161,8 @@ def se_decay_s(freq: float) -> float:
 
 def natural_length_s(name: str, freq: float | None, duration_s: float) -> float:
     """Length in seconds of a note of voice ``name`` before rounding to samples: a sustained
-    voice holds for ``duration_s`` and then releases; a struck one rings for its own time."""
+    voice holds for ``duration_s`` and then releases; a struck one rings for its own time; a
+    瑟 string with a ``duration_s`` is stopped then (re-plucked) and dies within SE_DAMP_S."""
     if name in RELEASE_S:
         return duration_s + RELEASE_S[name] + TAIL_S[name]
     if name == "鼗":
@@ -168,7 +176,8 @@ def natural_length_s(name: str, freq: float | None, duration_s: float) -> float:
         return TAIL_TIME_CONSTANTS * bo_tau_s(freq)
     if name == "編磬":
         return TAIL_TIME_CONSTANTS * qing_tau_s(freq)
-    return 1.5 * se_decay_s(freq)  # 瑟
+    ring = 1.5 * se_decay_s(freq)  # 瑟
+    return min(ring, duration_s + SE_DAMP_S) if duration_s > 0 else ring
 
 
 @dataclass(frozen=True)
@@ -178,9 +187,18 @@ class NoteKey:
     instrument: str
     freq_hz: float | None
     duration_s: float | None  # None for struck voices, whose length is their natural ring
+    # (瑟: the time its string is stopped by a re-pluck, None when it rings out)
     velocity: int
     sample_rate: int
     bell_interval: str | None  # only for 編鐘
+    syllable: str | None = None  # only for 歌: "initial.final" of the sung syllable's reading
+
+
+def velocity_amp(key: NoteKey) -> tuple[float, float]:
+    """(amplitude scale, brightness 0…1) for the key's velocity: ∝ (v/127)^1.5 × the voice's
+    level, and v/127."""
+    v = key.velocity / 127.0
+    return (v ** 1.5) * VOICES[key.instrument].level, v
 
 
 def key_length(key: NoteKey) -> int:

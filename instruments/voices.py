@@ -10,8 +10,10 @@ What a note is:
   model: the returned array is the whole natural ring, whatever ``duration_s`` says (the cache
   key ignores the duration for them).  Tails are cut 52 dB below the slowest partial's start
   (six time constants) with a 50 ms raised-cosine fade, so every array ends at exactly zero.
+  One exception: a 瑟 string plucked again is stopped (``stop_s``, which the mixer finds).
 * sustained voices (笙 和 管 歌) hold for ``duration_s`` and then release; the array is
-  ``duration_s`` plus the release tail.
+  ``duration_s`` plus the release tail.  The 歌 sings its ``lyric`` (part of its key as the
+  syllable's reading).
 
 ``note_length_samples`` gives the exact length of the array ``render_note`` returns without
 rendering it, so that the mixer can plan a render before synthesizing anything.  Rendering is
@@ -28,15 +30,18 @@ import numpy as np
 
 from cues.catalog import CATALOG, canonical_instrument
 from cues.errors import UserError
+from instruments.sung import syllable_key
 from instruments.synthesis import PYO_LOCK, synthesize
 from instruments.voice_models import (
     BELL_INTERVALS,
     MAX_SAMPLE_RATE,
     MIN_SAMPLE_RATE,
     RELEASE_S,
+    SE_DAMP_S,
     VOICES,
     NoteKey,
     key_length,
+    natural_length_s,
 )
 
 # the pyo backend (instruments/pyoport.py) reads the releases under this name
@@ -80,9 +85,13 @@ def check_sample_rate(sample_rate: int) -> None:
 
 def note_key(
     instrument: str, freq_hz: float | None, duration_s: float, velocity: int = 100,
-    sample_rate: int = 48000, *, bell_interval: str = "minor",
+    sample_rate: int = 48000, *, bell_interval: str = "minor", lyric: str | None = None,
+    stop_s: float | None = None,
 ) -> NoteKey:
-    """Validate a note and return its cache key; raises UserError naming what is wrong."""
+    """Validate a note and return its cache key; raises UserError naming what is wrong.
+
+    Context some voices use: the 歌 sings ``lyric``; a 瑟 string is stopped ``stop_s`` after
+    its pluck (the next pluck of the same string)."""
     name = _canon(instrument)
     voice = VOICES[name]
     check_sample_rate(sample_rate)
@@ -108,6 +117,8 @@ def note_key(
             )
     else:
         freq = None
+    if name == "瑟" and stop_s is not None:
+        return _stopped_string(name, freq, int(velocity), sample_rate, float(stop_s))
     return NoteKey(
         instrument=name,
         freq_hz=freq,
@@ -115,7 +126,19 @@ def note_key(
         velocity=int(velocity),
         sample_rate=sample_rate,
         bell_interval=bell_interval if name == "編鐘" else None,
+        syllable=syllable_key(lyric) if name == "歌" else None,
     )
+
+
+def _stopped_string(name: str, freq: float | None, velocity: int, sample_rate: int,
+                    stop_s: float) -> NoteKey:
+    """The key of a 瑟 note whose string is stopped ``stop_s`` after the pluck (None: it rings
+    out, when the stop comes after its natural end)."""
+    assert freq is not None
+    ring = natural_length_s(name, freq, 0.0)
+    return NoteKey(instrument=name, freq_hz=freq,
+                   duration_s=round(stop_s, 4) if stop_s + SE_DAMP_S < ring else None,
+                   velocity=velocity, sample_rate=sample_rate, bell_interval=None)
 
 
 def note_length_samples(
@@ -188,17 +211,18 @@ def clear_cache() -> None:
 
 def render_note(
     instrument: str, freq_hz: float | None, duration_s: float, velocity: int = 100,
-    sample_rate: int = 48000, *, bell_interval: str = "minor",
+    sample_rate: int = 48000, *, bell_interval: str = "minor", lyric: str | None = None,
 ) -> np.ndarray:
     """The sound of one note as a read-only float32 mono array, natural decay tail included.
 
     ``instrument`` is a catalog name or alias; ``freq_hz`` the sounding pitch (drums ignore it
     and accept None); ``velocity`` 1–127 scales loudness (∝ (v/127)^1.5) and brightness.
-    ``bell_interval`` ('minor' 6/5 or 'major' 5/4) sets the 編鐘's 側鼓音.  The result has
+    ``bell_interval`` ('minor' 6/5 or 'major' 5/4) sets the 編鐘's 側鼓音; ``lyric`` is the
+    syllable the 歌 sings.  The result has
     ``note_length_samples(...)`` samples and is cached: equal notes return the same array.
     """
     key = note_key(instrument, freq_hz, duration_s, velocity, sample_rate,
-                   bell_interval=bell_interval)
+                   bell_interval=bell_interval, lyric=lyric)
     return render_key(key)
 
 

@@ -36,7 +36,7 @@ def render_notes(timeline: Timeline, bell_interval: str = "minor") -> list[Rende
         RenderNote(
             start_s=float(seconds(n.tick)), instrument=n.instrument, freq_hz=n.hz,
             duration_s=float(seconds(n.duration)), velocity=n.velocity, x=n.x, y=n.y,
-            stem=n.instrument, bell_interval=bell_interval,
+            stem=n.instrument, bell_interval=bell_interval, lyric=n.lyric,
         )
         for n in timeline.notes
     ]
