@@ -39,8 +39,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from instruments.jackmidi import LATENCY_PERIODS, JackMidiInput  # noqa: E402
 from instruments.ports import RtMidiOutput, jack_period, jack_running, parse_spec  # noqa: E402
-from sequencer.live.protocol import CueEnded, StartCue  # noqa: E402
-from sequencer.live.sender import REALTIME_PRIORITY, ShowSender  # noqa: E402
+from sequencer.live.protocol import CueEnded, StartCue
+from sequencer.live.sender import REALTIME_PRIORITY, ShowSender
 
 RX_CLIENT = f"yzbench{os.getpid()}"
 RX_PORT = f"{RX_CLIENT}:in"

@@ -159,7 +159,7 @@ class Player(PlayerViews):
         for closer in self._closers:
             try:
                 closer()
-            except Exception:  # noqa: BLE001,S110 - closing the rest matters more
+            except Exception:  # closing the rest matters more
                 pass
         self._closers.clear()
         try:

@@ -161,7 +161,7 @@ class SendingProcess:
         except UserError as exc:
             self._report(SenderFailed(True, str(exc)))
             return
-        except Exception as exc:  # noqa: BLE001 - reported to the parent, which raises it
+        except Exception as exc:  # reported to the parent, which raises it
             self._report(SenderFailed(False, f"{type(exc).__name__}: {exc}"))
             return
         self.port = port

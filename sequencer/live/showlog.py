@@ -54,7 +54,7 @@ class ShowLog:
         self._f: TextIO | None = None
         if path is not None:
             try:
-                self._f = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
+                self._f = open(path, "a", encoding="utf-8")  # closed by close()
             except OSError as exc:
                 raise UserError(f"cannot write the log {path}: {exc.strerror or exc}") from None
         self.records: list[dict[str, Any]] = []
