@@ -654,9 +654,10 @@ def _register_live(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("rite", metavar="RITE|FILE")
     p.add_argument("--output", required=True, metavar="SPEC",
-                   help="jack:PORT, jack-virtual:NAME, alsa:PORT, virtual:NAME, or pyo (the "
+                   help="jack:PORT, jack-virtual:NAME, alsa:PORT, virtual:NAME, pyo (the "
                    "built-in voices through pyo's audio server: pyo:jack, pyo:portaudio, "
-                   "pyo:jack:CLIENT)")
+                   "pyo:jack:CLIENT), or memory:[PATH] (no hardware: the messages are "
+                   "recorded, to PATH as JSON lines)")
     p.add_argument("--auto", action="store_true",
                    help="headless: GO cues start the go gap after the previous cue ends; cues "
                         "that run until stopped play one pass")

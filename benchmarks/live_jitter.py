@@ -7,7 +7,7 @@ Needs a running JACK server (.ci/jack.sh). Each contender sends ``--events`` mes
 process, which with two cores takes the other core).
 
 * yuezheng: the path ``yuezheng live`` uses — a ``ShowSender`` process fed the schedule as one
-  cue, started by a GO, sending to a ``jack:`` output (``instruments.jackmidi``: each message on
+  cue, started by a GO, sending to a ``jack:`` output (``instruments.ports.jack``: each message on
   its deadline's frame, a constant latency later). ``p50_ms``/``p99_ms``/``max_ms``/``drift_ms``
   are its lateness **at arrival**: a receiver in its own idle process stamps each message with
   the time of its JACK frame (JACK's cycle-time estimate), minus the deadline and the output's
@@ -37,10 +37,15 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from instruments.jackmidi import LATENCY_PERIODS, JackMidiInput  # noqa: E402
-from instruments.ports import RtMidiOutput, jack_period, jack_running, parse_spec  # noqa: E402
-from sequencer.live.protocol import CueEnded, StartCue
-from sequencer.live.sender import REALTIME_PRIORITY, ShowSender
+from instruments.ports.base import choose_port  # noqa: E402
+from instruments.ports.jacklib import (  # noqa: E402
+    LATENCY_PERIODS,
+    JackMidiInput,
+    jack_period,
+    jack_running,
+)
+from sequencer.live.protocol import CueEnded, StartCue  # noqa: E402
+from sequencer.live.sender import REALTIME_PRIORITY, ShowSender  # noqa: E402
 
 RX_CLIENT = f"yzbench{os.getpid()}"
 RX_PORT = f"{RX_CLIENT}:in"
@@ -138,8 +143,12 @@ def run_deadline_sleep(n: int, interval: float) -> tuple[list[float], list[float
     schedule = _schedule(n, interval)
     late: list[float] = []
     deadlines: list[float] = []
-    # a plain loop sends through rtmidi, as such programs do (no frame placement)
-    with RtMidiOutput(parse_spec(f"jack:{RX_PORT}"), client_name="yzbench-sleep") as port:
+    # a plain loop sends through rtmidi's JACK API, as such programs do (no frame placement)
+    import rtmidi
+
+    out = rtmidi.MidiOut(rtmidi.API_UNIX_JACK, "yzbench-sleep")
+    try:
+        out.open_port(choose_port(out.get_ports(), RX_PORT, "jack"), "out")
         t0 = time.perf_counter() + 0.2
         for t, message in schedule:
             deadline = t0 + t
@@ -147,12 +156,14 @@ def run_deadline_sleep(n: int, interval: float) -> tuple[list[float], list[float
             if delay > 0:
                 time.sleep(delay)
             sent = time.perf_counter()
-            port.send(message)
+            out.send_message(message)
             late.append(sent - deadline)
             deadlines.append(deadline)
-        latency = port.latency_s
-        port.panic()
-    return late, deadlines, latency
+        time.sleep(0.05)  # let JACK take what is queued before the port closes
+        out.close_port()
+    finally:
+        out.delete()
+    return late, deadlines, 0.0
 
 
 def run_isobar(n: int, interval: float) -> list[float]:

@@ -17,7 +17,7 @@ def jack() -> tuple[int, int]:
     try:
         import rtmidi
 
-        from instruments.ports import jack_period, jack_running
+        from instruments.ports.jacklib import jack_period, jack_running
 
         if rtmidi.API_UNIX_JACK not in rtmidi.get_compiled_api():
             problem = "python-rtmidi has no JACK support (see .ci/jack.sh)"

@@ -1,5 +1,5 @@
 """A JACK audio recorder for the tests: two audio inputs, every period copied out in JACK's
-thread (ctypes on libjack, like ``instruments.jackmidi``) with its first frame, so that a period
+thread (ctypes on libjack, like ``instruments.ports.jacklib``) with its first frame, so that a period
 the recorder missed (an xrun on a busy machine) is silence in its place, not a jump in time."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import ctypes
 
 import numpy as np
 
-from instruments.jackmidi import ActiveClient
+from instruments.ports.jacklib import ActiveClient
 
 _AUDIO = b"32 bit float mono audio"
 

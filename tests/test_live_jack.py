@@ -20,7 +20,7 @@ import mido
 import pytest
 from test_ports_jack import Receiver, _unsilenced, timing_errors_ms, timing_flaky
 
-from instruments.jackmidi import LATENCY_PERIODS
+from instruments.ports.jacklib import LATENCY_PERIODS
 
 pytestmark = pytest.mark.jack
 

@@ -1,6 +1,6 @@
 """Live output over a real JACK server (the dummy driver started by .ci/jack.sh, 256 frames).
 
-A receiver in the test is a JACK MIDI input of its own (``instruments.jackmidi.JackMidiInput``):
+A receiver in the test is a JACK MIDI input of its own (``instruments.ports.jacklib.JackMidiInput``):
 each message's reception time is the time of its JACK frame (the period's first frame plus the
 message's offset in it, on JACK's estimate of its cycle times), exact to the sample and
 independent of when Python runs. Outputs to JACK are
@@ -17,8 +17,9 @@ import time
 
 import pytest
 
-from instruments.jackmidi import LATENCY_PERIODS, JackMidiInput
-from instruments.ports import PortError, all_off_messages, list_ports, open_output
+from instruments.midi import all_off_messages
+from instruments.ports import PortError, list_ports, open_output
+from instruments.ports.jacklib import LATENCY_PERIODS, JackMidiInput
 from sequencer.live.protocol import (
     CueEnded,
     HoldOutput,

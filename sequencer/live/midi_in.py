@@ -11,7 +11,9 @@ from collections.abc import Mapping, Sequence
 
 from cues.errors import UserError
 from instruments.midi import CONTROL_CHANGE, SYSEX, is_note_on, kind_of
-from instruments.ports import PortError, _choose, _rtmidi_api, parse_spec
+from instruments.ports import PortError, parse_spec
+from instruments.ports.base import choose_port
+from instruments.ports.rtmidi import rtmidi_api
 from sequencer.live.player import Player
 from sequencer.live.protocol import Go, Hold, PlayerCommand, Resume
 
@@ -58,7 +60,7 @@ def start_midi_in(player: Player, spec: str, mapping: Mapping[Trigger, PlayerCom
 
     parsed = parse_spec(spec)
     try:
-        midi_in = rtmidi.MidiIn(_rtmidi_api(parsed.api), f"{player.sender.client_name}-in")
+        midi_in = rtmidi.MidiIn(rtmidi_api(parsed.api), f"{player.sender.client_name}-in")
     except (rtmidi.SystemError, RuntimeError) as exc:  # type: ignore[attr-defined]
         raise PortError(f"--midi-in {spec}: cannot open a MIDI input: {exc}") from None
     midi_in.ignore_types(sysex=False, timing=True, active_sense=True)
@@ -67,7 +69,7 @@ def start_midi_in(player: Player, spec: str, mapping: Mapping[Trigger, PlayerCom
             midi_in.open_virtual_port(parsed.name)
         else:
             ports = midi_in.get_ports()
-            midi_in.open_port(_choose(ports, parsed.name, parsed.api), "in")
+            midi_in.open_port(choose_port(ports, parsed.name, parsed.api), "in")
     except BaseException:
         midi_in.delete()
         raise

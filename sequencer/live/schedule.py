@@ -43,7 +43,7 @@ def output_options(spec: str, timeline: Timeline) -> dict[str, Any] | None:
     to prepare tables for and each instrument's place in the hang (its first); else None."""
     if parse_spec(spec).kind != "pyo":
         return None
-    from instruments.pyoport import LiveNote  # pyo only when asked for
+    from instruments.ports.pyo import LiveNote  # pyo only when asked for
 
     notes = sorted({LiveNote(n.instrument, n.hz, float(seconds(n.duration)), n.velocity)
                     for n in timeline.notes}, key=repr)

@@ -33,22 +33,35 @@ from dataclasses import dataclass
 from typing import Any
 
 from cues.catalog import CATALOG, GM_PERCUSSION_CHANNEL
-from instruments.ports import (
-    CC_ALL_NOTES_OFF,
-    CC_ALL_SOUND_OFF,
+from instruments.midi import (
+    CC_DATA_ENTRY,
+    CC_RPN_LSB,
+    CC_RPN_MSB,
+    CHANNELS,
     CONTROL_CHANGE,
-    NOTE_OFF,
-    NOTE_ON,
+    PITCH_BEND,
+    PITCH_BEND_CENTER,
+    bend_value,
+    channel_of,
+    is_all_off,
+    is_note_off,
+    is_note_on,
+    kind_of,
+)
+from instruments.ports.base import (
+    DEFAULT_CLIENT_NAME,
+    DEFAULT_PORT_NAME,
     OutputPort,
     PortError,
     PortSpec,
 )
+from instruments.ports.jacklib import JackWatch, jack_running
 
 BACKENDS = ("jack", "portaudio")
-PITCH_BEND = 0xE0
 DEFAULT_BEND_RANGE = 2  # semitones, until an RPN 0 says otherwise (yuezheng's files send ±2)
 SUSTAIN_MARGIN_S = 0.5  # sustained tables run this much (and 25 %) past the longest note
 PANIC_FADE_S = 0.02
+CC_DATA_ENTRY_LSB = 38  # the cents of an RPN 0 pitch-bend range
 RING_OUT_S = 1.2  # at the end of a show, what still rings may (ShowSender.close waits 3 s)
 RING_OUT_FADE_S = 0.15
 
@@ -78,6 +91,11 @@ def parse_pyo_spec(name: str) -> tuple[str | None, str | None]:
     return backend, target or None
 
 
+def check_spec(spec: PortSpec) -> None:
+    """The factory's check of a ``pyo`` spec's name (raises PortError)."""
+    parse_pyo_spec(spec.name)
+
+
 def _channel_map() -> tuple[dict[int, str], dict[int, str]]:
     melodic: dict[int, str] = {}
     drums: dict[int, str] = {}
@@ -94,7 +112,8 @@ class PyoOutput(OutputPort):
 
     callback_needs_gil = True  # pyo's audio callback runs in this process
 
-    def __init__(self, spec: PortSpec, *, client_name: str = "yuezheng",
+    def __init__(self, spec: PortSpec, *, client_name: str = DEFAULT_CLIENT_NAME,
+                 port_name: str = DEFAULT_PORT_NAME,
                  notes: Iterable[LiveNote] = (),
                  places: Mapping[str, tuple[float, float]] | None = None,
                  bell_interval: str = "minor") -> None:
@@ -116,21 +135,17 @@ class PyoOutput(OutputPort):
         self._voices: dict[int, tuple[float, tuple[int, int], Any, Any, Any]] = {}
         self._by_note: dict[tuple[int, int], list[int]] = {}
         self._next_voice = 0
-        self._bend = [0.0] * 16
-        self._range = [float(DEFAULT_BEND_RANGE)] * 16
-        self._rpn = [(127, 127)] * 16
+        self._bend = [0.0] * CHANNELS
+        self._range = [float(DEFAULT_BEND_RANGE)] * CHANNELS
+        self._rpn = [(127, 127)] * CHANNELS
 
     # opening -----------------------------------------------------------------------------------
     def _open(self) -> None:
         backend = self.backend
         if backend is None:
-            from instruments.ports import jack_running  # noqa: PLC0415
-
             backend = "jack" if jack_running() else "portaudio"
         watch = None
         if backend == "jack":  # one JACK client looks and connects for the whole opening
-            from instruments.ports import JackWatch  # noqa: PLC0415
-
             try:
                 watch = JackWatch(f"{self.client_name}-look").open()
             except (OSError, PortError) as exc:
@@ -249,28 +264,29 @@ class PyoOutput(OutputPort):
         if self._server is None:
             return
         self._prune()
-        status = data[0]
-        kind, ch = status & 0xF0, status & 0x0F
-        if kind == NOTE_ON and data[2] > 0:
+        ch = channel_of(data)
+        if is_note_on(data):
             self._note_on(ch, data[1], data[2])
-        elif kind == NOTE_OFF or kind == NOTE_ON:
+        elif is_note_off(data):
             self._note_off(ch, data[1])
-        elif kind == PITCH_BEND:
-            value = (data[1] | (data[2] << 7)) - 8192
-            self._bend[ch] = value / 8192.0
-        elif kind == CONTROL_CHANGE:
-            cc, value = data[1], data[2]
-            if cc in (CC_ALL_NOTES_OFF, CC_ALL_SOUND_OFF):
-                for vid in [v for v, voice in self._voices.items() if voice[1][0] == ch]:
-                    self._stop_voice(vid, PANIC_FADE_S)
-            elif cc == 101:
-                self._rpn[ch] = (value, self._rpn[ch][1])
-            elif cc == 100:
-                self._rpn[ch] = (self._rpn[ch][0], value)
-            elif cc == 6 and self._rpn[ch] == (0, 0):
-                self._range[ch] = float(value)
-            elif cc == 38 and self._rpn[ch] == (0, 0):
-                self._range[ch] = float(int(self._range[ch])) + value / 100.0
+        elif kind_of(data) == PITCH_BEND:
+            self._bend[ch] = (bend_value(data) - PITCH_BEND_CENTER) / PITCH_BEND_CENTER
+        elif is_all_off(data):
+            for vid in [v for v, voice in self._voices.items() if voice[1][0] == ch]:
+                self._stop_voice(vid, PANIC_FADE_S)
+        elif kind_of(data) == CONTROL_CHANGE:
+            self._control_change(ch, data[1], data[2])
+
+    def _control_change(self, ch: int, cc: int, value: int) -> None:
+        """Follow RPN 0 (the pitch-bend range) as a GM synth does."""
+        if cc == CC_RPN_MSB:
+            self._rpn[ch] = (value, self._rpn[ch][1])
+        elif cc == CC_RPN_LSB:
+            self._rpn[ch] = (self._rpn[ch][0], value)
+        elif cc == CC_DATA_ENTRY and self._rpn[ch] == (0, 0):
+            self._range[ch] = float(value)
+        elif cc == CC_DATA_ENTRY_LSB and self._rpn[ch] == (0, 0):
+            self._range[ch] = float(int(self._range[ch])) + value / 100.0
 
     def _warm_up(self) -> None:
         """Start and drop one silent voice: pyo's first objects of a kind cost more."""
@@ -416,3 +432,6 @@ def _fill(table: Any, arr: Any) -> None:
 
     view = np.asarray(memoryview(table.getBuffer()))
     view[: arr.size] = arr
+
+
+OUTPUT = PyoOutput

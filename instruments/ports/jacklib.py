@@ -1,23 +1,10 @@
-"""A JACK MIDI output that places every message on the frame of its deadline.
+"""libjack through ctypes: the bindings (one function), ``JackWatch`` (a client that lists
+ports and connections and connects them), the activated client with a Python process callback,
+the mapping of JACK's cycle times onto ``time.perf_counter``, ``JackMidiClient`` (a MIDI output
+fed with deadlines, see ``instruments.ports.jack``) and ``JackMidiInput`` (a receiver that stamps
+each message with its frame: the tests' and the jitter benchmark's).
 
-rtmidi's JACK output writes each message at frame 0 of the first period after it was sent, so
-what a synth receives is quantized to the period (5.33 ms at 256 frames / 48 kHz) and carries
-the sender's wake-up jitter. This client does what a DAW does instead: a message handed over
-with its deadline ``t`` (a ``time.perf_counter()`` time) is written at the frame of ``t +
-latency`` in the period that holds it, the latency being a constant ``LATENCY_PERIODS`` periods
-(16 ms at 256 frames / 48 kHz: sound travels 5.5 m in that time). A message handed over up to
-``latency − 1 period`` (10.7 ms) after its deadline — a sender woken late by a busy machine —
-still lands on its exact frame; later than that it goes out at the start of the next period
-and is counted in ``late``. (Two periods left too little room on this shared VM: a wake-up
-5.8 ms late was seen.)
-
-Messages leave in the order they were handed over (a frame is never earlier than the previous
-message's), so a panic's note-offs, handed over after the notes they end, always follow them.
-
-The JACK process callback is Python (ctypes): it needs the GIL once per period, so the sending
-loop using this port must not hold the GIL while it waits (``callback_needs_gil``: ShowSender's
-loop sleeps in ``select`` and spins its last 2 ms with ``sched_yield``, which lets the GIL go
-at every turn; exactness comes from the frame placement, not from the wake-up).
+The process callbacks are Python: they need the GIL once per period.
 
 Clock: JACK's cycle times are in ``jack_get_time()`` microseconds; each period maps them to
 ``perf_counter`` by reading both clocks together, so the two need not share an epoch.
@@ -26,15 +13,20 @@ Clock: JACK's cycle times are in ``jack_get_time()`` microseconds; each period m
 from __future__ import annotations
 
 import ctypes
+import ctypes.util
+import functools
 import time
 from collections import deque
+from typing import Any, Self
 
-from instruments.ports import JackWatch, PortError, RtMidiOutput, _choose
+from instruments.ports.base import PortError
 
 LATENCY_PERIODS = 3
-_JACK_PORT_IS_OUTPUT = 0x2
-_JACK_PORT_IS_INPUT = 0x1
-_MIDI_TYPE = b"8 bit raw midi"
+NO_START_SERVER = 0x01
+PORT_IS_INPUT = 0x1
+PORT_IS_OUTPUT = 0x2
+MIDI_TYPE = b"8 bit raw midi"
+AUDIO_TYPE = b"32 bit float mono audio"
 
 _PROCESS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint32, ctypes.c_void_p)
 
@@ -44,38 +36,132 @@ class _MidiEvent(ctypes.Structure):
                 ("buffer", ctypes.c_void_p)]
 
 
-def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
-    if getattr(lib, "_yz_midi_bound", False):
-        return lib
-    lib.jack_port_register.restype = ctypes.c_void_p
-    lib.jack_port_register.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
-                                       ctypes.c_ulong, ctypes.c_ulong]
-    lib.jack_port_name.restype = ctypes.c_char_p
-    lib.jack_port_name.argtypes = [ctypes.c_void_p]
-    lib.jack_set_process_callback.argtypes = [ctypes.c_void_p, _PROCESS, ctypes.c_void_p]
-    lib.jack_activate.argtypes = [ctypes.c_void_p]
-    lib.jack_deactivate.argtypes = [ctypes.c_void_p]
-    lib.jack_port_get_buffer.restype = ctypes.c_void_p
-    lib.jack_port_get_buffer.argtypes = [ctypes.c_void_p, ctypes.c_uint32]
-    lib.jack_midi_clear_buffer.argtypes = [ctypes.c_void_p]
-    lib.jack_midi_event_write.restype = ctypes.c_int
-    lib.jack_midi_event_write.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_char_p,
-                                          ctypes.c_size_t]
-    lib.jack_midi_get_event_count.restype = ctypes.c_uint32
-    lib.jack_midi_get_event_count.argtypes = [ctypes.c_void_p]
-    lib.jack_get_cycle_times.restype = ctypes.c_int
-    lib.jack_get_cycle_times.argtypes = [
-        ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint64),
-        ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_float)]
-    lib.jack_get_time.restype = ctypes.c_uint64
-    lib.jack_get_time.argtypes = []
-    lib.jack_last_frame_time.restype = ctypes.c_uint32
-    lib.jack_last_frame_time.argtypes = [ctypes.c_void_p]
-    lib.jack_midi_event_get.restype = ctypes.c_int
-    lib.jack_midi_event_get.argtypes = [ctypes.POINTER(_MidiEvent), ctypes.c_void_p,
-                                        ctypes.c_uint32]
-    lib._yz_midi_bound = True
+_P = ctypes.c_void_p
+_U32 = ctypes.c_uint32
+_U64_P = ctypes.POINTER(ctypes.c_uint64)
+#: libjack's functions used here: name → (result type, argument types)
+_SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
+    "jack_client_open": (_P, [ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_int)]),
+    "jack_client_close": (ctypes.c_int, [_P]),
+    "jack_get_ports": (ctypes.POINTER(ctypes.c_char_p),
+                       [_P, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong]),
+    "jack_port_by_name": (_P, [_P, ctypes.c_char_p]),
+    "jack_port_get_all_connections": (ctypes.POINTER(ctypes.c_char_p), [_P, _P]),
+    "jack_connect": (ctypes.c_int, [_P, ctypes.c_char_p, ctypes.c_char_p]),
+    "jack_free": (None, [_P]),
+    "jack_get_buffer_size": (_U32, [_P]),
+    "jack_get_sample_rate": (_U32, [_P]),
+    "jack_port_register": (_P, [_P, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
+                                ctypes.c_ulong]),
+    "jack_port_name": (ctypes.c_char_p, [_P]),
+    "jack_set_process_callback": (ctypes.c_int, [_P, _PROCESS, _P]),
+    "jack_activate": (ctypes.c_int, [_P]),
+    "jack_deactivate": (ctypes.c_int, [_P]),
+    "jack_port_get_buffer": (_P, [_P, _U32]),
+    "jack_midi_clear_buffer": (None, [_P]),
+    "jack_midi_event_write": (ctypes.c_int, [_P, _U32, ctypes.c_char_p, ctypes.c_size_t]),
+    "jack_midi_get_event_count": (_U32, [_P]),
+    "jack_get_cycle_times": (ctypes.c_int, [_P, ctypes.POINTER(_U32), _U64_P, _U64_P,
+                                            ctypes.POINTER(ctypes.c_float)]),
+    "jack_get_time": (ctypes.c_uint64, []),
+    "jack_last_frame_time": (_U32, [_P]),
+    "jack_midi_event_get": (ctypes.c_int, [ctypes.POINTER(_MidiEvent), _P, _U32]),
+}
+
+
+@functools.cache
+def libjack() -> Any:
+    """libjack with the signatures of every function used here (OSError when missing)."""
+    lib = ctypes.CDLL(ctypes.util.find_library("jack") or "libjack.so.0")
+    for name, (restype, argtypes) in _SIGNATURES.items():
+        function = getattr(lib, name)
+        function.restype = restype
+        function.argtypes = argtypes
     return lib
+
+
+class JackWatch:
+    """A small libjack client (never activated) that lists MIDI ports and their connections
+    and reconnects them. Used by ``jack:`` ports; opening it never starts a server."""
+
+    def __init__(self, client_name: str = "yuezheng-watch") -> None:
+        self._client: int | None = None
+        self._name = client_name
+        self._lib: Any = None
+
+    def open(self) -> Self:
+        """Open the client (loads libjack: OSError when it is not installed)."""
+        lib = self._lib = libjack()
+        status = ctypes.c_int(0)
+        client = lib.jack_client_open(self._name.encode(), NO_START_SERVER,
+                                      ctypes.byref(status))
+        if not client:
+            raise PortError("the JACK server is not running (start it with .ci/jack.sh, or "
+                            "`jackd -d dummy -r 48000 -p 256 &` then `jack_wait -w`)")
+        self._client = client
+        return self
+
+    def close(self) -> None:
+        if self._client:
+            self._lib.jack_client_close(self._client)
+            self._client = None
+
+    def __enter__(self) -> Self:
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _strings(self, ptr: Any) -> list[str]:
+        if not ptr:
+            return []
+        out: list[str] = []
+        i = 0
+        while ptr[i]:
+            out.append(ptr[i].decode("utf-8", "replace"))
+            i += 1
+        self._lib.jack_free(ctypes.cast(ptr, ctypes.c_void_p))
+        return out
+
+    def _ports(self, kind: bytes, inputs: bool) -> list[str]:
+        flags = PORT_IS_INPUT if inputs else PORT_IS_OUTPUT
+        return self._strings(self._lib.jack_get_ports(self._client, None, kind, flags))
+
+    def midi_ports(self, *, inputs: bool) -> list[str]:
+        return self._ports(MIDI_TYPE, inputs)
+
+    def audio_ports(self, *, inputs: bool) -> list[str]:
+        return self._ports(AUDIO_TYPE, inputs)
+
+    def connections(self, port_name: str) -> list[str]:
+        lib = self._lib
+        port = lib.jack_port_by_name(self._client, port_name.encode())
+        if not port:
+            return []
+        return self._strings(lib.jack_port_get_all_connections(self._client, port))
+
+    def connect(self, source: str, destination: str) -> bool:
+        return self._lib.jack_connect(self._client, source.encode(), destination.encode()) == 0
+
+    def period(self) -> tuple[int, int]:
+        """(frames per period, sample rate) of the running server."""
+        lib = self._lib
+        return lib.jack_get_buffer_size(self._client), lib.jack_get_sample_rate(self._client)
+
+
+def jack_running() -> bool:
+    """Whether a JACK server answers (never starts one)."""
+    try:
+        with JackWatch("yuezheng-probe"):
+            return True
+    except (PortError, OSError):
+        return False
+
+
+def jack_period() -> tuple[int, int]:
+    """(frames per period, sample rate) of the running JACK server."""
+    with JackWatch("yuezheng-probe") as watch:
+        return watch.period()
 
 
 def cycle_on_perf_clock(lib: ctypes.CDLL, client: int, nframes: int,
@@ -107,7 +193,7 @@ class ActiveClient(JackWatch):
 
     def _register(self, name: str, kind: bytes, flags: int) -> tuple[int, str]:
         """Register a port; (its handle, its full name). Closes the client on failure."""
-        lib = _bind(self._load())
+        lib = self._lib
         port = lib.jack_port_register(self._client, name.encode(), kind, flags, 0)
         if not port:
             super().close()
@@ -115,7 +201,7 @@ class ActiveClient(JackWatch):
         return port, lib.jack_port_name(port).decode("utf-8", "replace")
 
     def _activate(self) -> None:
-        lib = self._load()
+        lib = self._lib
         if (lib.jack_set_process_callback(self._client, self._callback, None) != 0
                 or lib.jack_activate(self._client) != 0):
             super().close()
@@ -124,7 +210,7 @@ class ActiveClient(JackWatch):
 
     def close(self) -> None:
         if self._client and self._active:
-            self._load().jack_deactivate(self._client)
+            self._lib.jack_deactivate(self._client)
             self._active = False
         super().close()
 
@@ -155,8 +241,8 @@ class JackMidiClient(ActiveClient):
 
     def open(self) -> JackMidiClient:
         super().open()
-        self._port, self.own_name = self._register(self.port_name, _MIDI_TYPE,
-                                                   _JACK_PORT_IS_OUTPUT)
+        self._port, self.own_name = self._register(self.port_name, MIDI_TYPE,
+                                                   PORT_IS_OUTPUT)
         self._frames, self._rate = self.period()
         self.latency_s = self.latency_periods * self._frames / self._rate
         self._activate()
@@ -240,8 +326,8 @@ class JackMidiInput(ActiveClient):
 
     def open(self) -> JackMidiInput:
         super().open()
-        self._port, self.own_name = self._register(self.port_name, _MIDI_TYPE,
-                                                   _JACK_PORT_IS_INPUT)
+        self._port, self.own_name = self._register(self.port_name, MIDI_TYPE,
+                                                   PORT_IS_INPUT)
         self.rate = self.period()[1]
         self._activate()
         return self
@@ -265,56 +351,3 @@ class JackMidiInput(ActiveClient):
         except Exception:  # noqa: BLE001 - nothing may escape into JACK's thread
             return 0
         return 0
-
-
-class JackOutput(RtMidiOutput):
-    """A ``jack:`` or ``jack-virtual:`` output on ``JackMidiClient``: frame-accurate sends with
-    a constant latency, and the connection upkeep of ``RtMidiOutput`` (the client itself watches
-    its connection)."""
-
-    frame_accurate = True
-    callback_needs_gil = True
-
-    def _open(self) -> None:
-        try:
-            client = JackMidiClient(self.client_name, self.port_name).open()
-        except OSError as exc:
-            raise PortError(f"libjack is not usable ({exc}): install JACK "
-                            "(Debian: jackd2)") from exc
-        try:
-            if not self.spec.virtual:
-                inputs = client.midi_ports(inputs=True)
-                self.destination = inputs[_choose(inputs, self.spec.name, "jack")]
-                if not client.connect(str(client.own_name), self.destination):
-                    raise PortError(f"JACK refused to connect {client.own_name} to "
-                                    f"{self.destination}")
-        except BaseException:
-            client.close()
-            raise
-        self._out = self._watch = client
-        self.own_name = client.own_name
-        self._drain_s = max(0.01, 3 * client.period_s + 0.005)
-        self._connected = True
-        self._cut = set()
-        self._settle()
-
-    @property
-    def latency_s(self) -> float:
-        return self._out.latency_s if self._out is not None else 0.0
-
-    @property
-    def late(self) -> int:
-        return self._out.late if self._out is not None else 0
-
-    def _send(self, data: bytes) -> None:
-        self._out.send(data)
-
-    def _send_at(self, data: bytes, at: float | None) -> None:
-        self._out.send(data, at)
-
-    def _close(self) -> None:
-        client, self._out, self._watch = self._out, None, None
-        self._connected = False
-        if client is not None:
-            client.drain(timeout=1.0)
-            client.close()

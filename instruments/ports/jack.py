@@ -1,0 +1,136 @@
+"""The JACK backend: ``jack:`` and ``jack-virtual:`` outputs that place every message on the
+frame of its deadline.
+
+rtmidi's JACK output writes each message at frame 0 of the first period after it was sent, so
+what a synth receives is quantized to the period (5.33 ms at 256 frames / 48 kHz) and carries
+the sender's wake-up jitter. This client does what a DAW does instead: a message handed over
+with its deadline ``t`` (a ``time.perf_counter()`` time) is written at the frame of ``t +
+latency`` in the period that holds it, the latency being a constant ``LATENCY_PERIODS`` periods
+(16 ms at 256 frames / 48 kHz: sound travels 5.5 m in that time). A message handed over up to
+``latency − 1 period`` (10.7 ms) after its deadline — a sender woken late by a busy machine —
+still lands on its exact frame; later than that it goes out at the start of the next period
+and is counted in ``late``. (Two periods left too little room on this shared VM: a wake-up
+5.8 ms late was seen.)
+
+Messages leave in the order they were handed over (a frame is never earlier than the previous
+message's), so a panic's note-offs, handed over after the notes they end, always follow them.
+
+The JACK process callback is Python (ctypes): it needs the GIL once per period, so the sending
+loop using this port must not hold the GIL while it waits (``callback_needs_gil``: ShowSender's
+loop sleeps in ``select`` and spins its last 2 ms with ``sched_yield``, which lets the GIL go
+at every turn; exactness comes from the frame placement, not from the wake-up).
+
+A ``jack:`` output holds a ``JackMidiClient`` (``instruments.ports.jacklib``), which is also
+its watch on the connection: losing the destination (disconnected, or its client gone) is
+noticed by ``maintain()``, and when it comes back the port reconnects and ends the cut notes.
+"""
+
+from __future__ import annotations
+
+import time
+
+from instruments.ports.base import (
+    DEFAULT_CLIENT_NAME,
+    DEFAULT_PORT_NAME,
+    LinkedOutput,
+    PortError,
+    PortSpec,
+    choose_port,
+)
+from instruments.ports.jacklib import JackMidiClient
+
+SETTLE_TIMEOUT_S = 1.0  # longest wait for JACK to show a new connection
+
+
+class JackOutput(LinkedOutput):
+    """A ``jack:`` or ``jack-virtual:`` output on a ``JackMidiClient``: frame-accurate sends
+    with a constant latency, and the connection upkeep of ``LinkedOutput``."""
+
+    frame_accurate = True
+    callback_needs_gil = True
+
+    def __init__(self, spec: PortSpec, *, client_name: str = DEFAULT_CLIENT_NAME,
+                 port_name: str = DEFAULT_PORT_NAME) -> None:
+        super().__init__(spec, client_name, port_name)
+        self._client: JackMidiClient | None = None
+
+    def _open(self) -> None:
+        try:
+            client = JackMidiClient(self.client_name, self.port_name).open()
+        except OSError as exc:
+            raise PortError(f"libjack is not usable ({exc}): install JACK "
+                            "(Debian: jackd2)") from exc
+        try:
+            if not self.spec.virtual:
+                inputs = client.midi_ports(inputs=True)
+                self.destination = inputs[choose_port(inputs, self.spec.name, "jack")]
+                if not client.connect(str(client.own_name), self.destination):
+                    raise PortError(f"JACK refused to connect {client.own_name} to "
+                                    f"{self.destination}")
+        except BaseException:
+            client.close()
+            raise
+        self._client = client
+        self.own_name = client.own_name
+        self.settle_s = max(0.01, 3 * client.period_s + 0.005)
+        self._opened()
+        self._settle()
+
+    def _settle(self) -> None:
+        """Wait until JACK shows the new connection and has run a few cycles with it: a
+        message sent before the graph is updated is dropped (seen as lost program changes at
+        the start of a show)."""
+        if self.destination is None:
+            return
+        deadline = time.monotonic() + SETTLE_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self._linked():
+                break
+            time.sleep(0.002)
+        time.sleep(self.settle_s)
+
+    @property
+    def latency_s(self) -> float:  # type: ignore[override]
+        return self._client.latency_s if self._client is not None else 0.0
+
+    @property
+    def late(self) -> int:
+        """Messages that missed their frame (handed over too late)."""
+        return self._client.late if self._client is not None else 0
+
+    def _send(self, data: bytes) -> None:
+        assert self._client is not None
+        self._client.send(data)
+
+    def _send_at(self, data: bytes, at: float | None) -> None:
+        assert self._client is not None
+        self._client.send(data, at)
+
+    def _close(self) -> None:
+        client, self._client = self._client, None
+        self._linked_now = False
+        if client is not None:
+            client.drain(timeout=1.0)
+            client.close()
+
+    def _linked(self) -> bool:
+        assert self._client is not None and self.destination is not None
+        return self.destination in self._client.connections(str(self.own_name))
+
+    def _relink(self) -> bool:
+        """Connect again (the destination may be back under the same or a new name)."""
+        assert self._client is not None
+        inputs = self._client.midi_ports(inputs=True)
+        target = self.destination if self.destination in inputs else None
+        if target is None:
+            try:
+                target = inputs[choose_port(inputs, self.spec.name, "jack")]
+            except PortError:
+                return False
+        if self._client.connect(str(self.own_name), target):
+            self.destination = target
+            return True
+        return False
+
+
+OUTPUT = JackOutput
