@@ -667,6 +667,8 @@ def cmd_layout(args: argparse.Namespace) -> int:
 
 @command
 def _register_judge(sub: argparse._SubParsersAction) -> None:
+    from sequencer.judge import DEFAULT_TOLERANCE_MS
+
     p = sub.add_parser("judge", help="「不鼓不釋」: tally the archers' hits by the drum rule")
     p.add_argument("rite", metavar="RITE|FILE")
     p.add_argument("--releases", required=True, metavar="FILE.csv",
@@ -674,21 +676,17 @@ def _register_judge(sub: argparse._SubParsersAction) -> None:
                         "one cycle of 節 each, in the shooting order), side 右 (the 上射's) or "
                         "左, hit 0/1")
     p.add_argument("--cue", metavar="CUE", help="the 射節 cue (default: the rite's first)")
-    p.add_argument("--tolerance-ms", type=float, default=DEFAULT_JUDGE_TOLERANCE_MS,
+    p.add_argument("--tolerance-ms", type=float, default=DEFAULT_TOLERANCE_MS,
                    help="how far a release may be from a drum accord and still count "
-                        f"(default {DEFAULT_JUDGE_TOLERANCE_MS:g} ms)")
+                        f"(default {DEFAULT_TOLERANCE_MS:g} ms)")
     p.add_argument("--json", action="store_true", help="print JSON")
     _add_settings(p)
     p.set_defaults(func=cmd_judge)
 
 
-DEFAULT_JUDGE_TOLERANCE_MS = 150.0
-
-
 def cmd_judge(args: argparse.Namespace) -> int:
     from sequencer.compiler import compile_rite
-    from sequencer.judge import judge_cycles, read_releases_csv
-    from sequencer.timebase import seconds
+    from sequencer.judge import read_releases_csv, shooting_setup
 
     if not args.tolerance_ms >= 0:
         raise UserError(f"--tolerance-ms {args.tolerance_ms}: expected 0 or more")
@@ -701,22 +699,17 @@ def cmd_judge(args: argparse.Namespace) -> int:
         raise UserError(f"{rite.title}: {which} (its cues: {', '.join(c.id for c in rite.cues)})")
     cue = shooting[0]
     releases = read_releases_csv(args.releases)
-    span = compile_rite(rite, settings).span(cue.id)
-    jie_s = float(seconds(span.jie_ticks or 0))
-    cycle_s = jie_s * span.jie
-    windows = [float(seconds(t)) for t in span.release_ticks]
-    exempt = [frozenset(o.exempt) for o in cue.shooting.ou]
-    tally = judge_cycles(releases, windows, cycle_s, jie_s * span.listen,
-                         args.tolerance_ms / 1000.0, exempt)
+    setup = shooting_setup(cue, compile_rite(rite, settings).span(cue.id))
+    tally = setup.judge(releases, args.tolerance_ms / 1000.0)
     if args.json:
         data = tally.to_json()
         data["announcement"] = tally.announcement()
         data["cue"] = cue.id
         _print_json(data)
         return EXIT_OK
-    _out(f"{rite.title} {cue.id}: 《{cue.shooting.song}》 {span.jie} 節 of {jie_s:g} s, "
-         f"{span.listen} to listen; drum accords ±{args.tolerance_ms:g} ms at "
-         + ", ".join(f"{w:g}" for w in windows) + " s of each cycle")
+    _out(f"{rite.title} {cue.id}: 《{cue.shooting.song}》 {setup.jie} 節 of {setup.jie_s:g} s, "
+         f"{setup.listen} to listen; drum accords ±{args.tolerance_ms:g} ms at "
+         + ", ".join(f"{w:g}" for w in setup.windows_s) + " s of each cycle")
     for d in tally.decisions:
         mark = "釋" if d.counted else ("—" if not d.release.hit else "不釋")
         _out(f"  {d.release.time_s:9.3f} s  {d.release.side}  {'hit ' if d.release.hit else 'miss'}"
@@ -777,22 +770,27 @@ def cmd_live(args: argparse.Namespace) -> int:
     import signal
 
     from instruments.ports import parse_spec
-    from sequencer import live
+    from sequencer.live import protocol
+    from sequencer.live.console import run_console
+    from sequencer.live.midi_in import parse_trigger, start_midi_in
+    from sequencer.live.osc import parse_control, start_osc
+    from sequencer.live.player import Player
+    from sequencer.live.showlog import resume_point
 
     parse_spec(args.output)
     if args.resume:
-        rite_id, cue = live.resume_point(args.resume)
+        rite_id, cue = resume_point(args.resume)
         if args.from_cue and args.from_cue != cue:
             raise UserError("give --resume or --from, not both")
         args.from_cue = cue
     rite, settings = _load(args)
     if args.resume and rite_id and rite_id != rite.id:
         raise UserError(f"--resume {args.resume}: the log is of rite {rite_id!r}, not {rite.id!r}")
-    mapping: dict[tuple[str, int], str] = {}
-    for what in ("go", "stop", "panic"):
-        mapping[live.parse_trigger(getattr(args, f"midi_{what}"))] = what
+    mapping = {parse_trigger(args.midi_go): protocol.Go(),
+               parse_trigger(args.midi_stop): protocol.Stop(),
+               parse_trigger(args.midi_panic): protocol.Panic()}
     if args.control:
-        live.parse_control(args.control)
+        parse_control(args.control)
     tty = sys.stdin.isatty() and sys.stdout.isatty()
     interactive = not args.auto and tty
     if not args.auto and not tty and not (args.control or args.midi_in):
@@ -803,18 +801,18 @@ def cmd_live(args: argparse.Namespace) -> int:
         raise _Terminated(signum)
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
-    player = live.Player(rite, settings, args.output, auto=args.auto, log_path=args.log,
-                         clock_out=args.clock_out)
+    player = Player(rite, settings, args.output, auto=args.auto, log_path=args.log,
+                    clock_out=args.clock_out)
     try:
         with player:
             if args.control:
-                host, port = live.start_osc(player, args.control)
+                host, port = start_osc(player, args.control)
                 if not interactive:
                     _err(f"yuezheng: OSC control on osc://{host}:{port}")
             if args.midi_in:
-                live.start_midi_in(player, args.midi_in, mapping)
+                start_midi_in(player, args.midi_in, mapping)
             if interactive:
-                _console(player)
+                run_console(player)
             else:  # --auto, or remote control without a terminal: until the show is done
                 player.run(stop=lambda: player.machine.done and not args.auto
                            and player.machine.pos >= len(player.machine.cues))
@@ -828,32 +826,6 @@ def cmd_live(args: argparse.Namespace) -> int:
         _out(f"played {rite.title}: {len(rite.cues)} cues" +
              (f"; log {args.log}" if args.log else ""))
     return EXIT_OK
-
-
-def _console(player) -> None:
-    """The operator console: curses draws ``sequencer.console.screen`` and reads keys."""
-    import curses
-
-    from sequencer.console import handle_key, screen
-
-    def loop(win) -> None:
-        curses.curs_set(0)
-        win.nodelay(True)
-        while not player.quit:
-            player.step(0.05)
-            win.erase()
-            height, width = win.getmaxyx()
-            for y, line in enumerate(screen(player.snapshot())[:height - 1]):
-                try:
-                    win.addnstr(y, 0, line, max(1, width - 1))
-                except curses.error:
-                    pass
-            win.refresh()
-            while (key := win.getch()) != -1:
-                if 0 <= key < 256:
-                    handle_key(player, chr(key))
-
-    curses.wrapper(loop)
 
 
 # ── commands end ────────────────────────────────────────────────────────────────────────────

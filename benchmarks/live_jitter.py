@@ -46,7 +46,8 @@ from instruments.ports.jacklib import (
     jack_period,
     jack_running,
 )
-from sequencer.showsender import REALTIME_PRIORITY, ShowSender
+from sequencer.live.protocol import CueEnded, StartCue
+from sequencer.live.sender import REALTIME_PRIORITY, ShowSender
 
 RX_CLIENT = f"yzbench{os.getpid()}"
 RX_PORT = f"{RX_CLIENT}:in"
@@ -129,13 +130,14 @@ def run_yuezheng(n: int, interval: float, realtime: int
     times = [t for t, _ in schedule]
     messages = [m for _, m in schedule]
     with ShowSender(f"jack:{RX_PORT}", client_name="yzbench-out", realtime=realtime) as sender:
-        got_rt = bool(sender.ready_info and sender.ready_info[3])
+        got_rt = bool(sender.ready and sender.ready.realtime)
         sender.load("bench", times, messages)
         t0 = time.perf_counter() + 0.3
-        sender.go("bench", t0)
-        ended = sender._wait_event(("ended",), n * interval + 10)
+        sender.send(StartCue("bench", t0))
+        ended = sender.wait_for(CueEnded, n * interval + 10)
         assert ended is not None, "the cue did not end"
-    return [t0 + t for t in times], ended[3], got_rt
+    late = ended.lateness
+    return [t0 + t for t in times], (late.count, late.p50, late.p99, late.worst), got_rt
 
 
 def run_deadline_sleep(n: int, interval: float) -> tuple[list[float], list[float], float]:

@@ -43,11 +43,6 @@ class CueSchedule:
     cycle_s: float | None = None  # 射節: the length of one 耦's cycle (N 節)
     channels: frozenset[int] = frozenset()
 
-    @property
-    def pairs(self) -> list[tuple[float, bytes]]:
-        """The schedule as ``sequencer.showsender.Schedule`` pairs."""
-        return list(zip(self.times, self.messages, strict=True))
-
 
 def _seconds(tick: int) -> float:
     return tick / TICKS_PER_SECOND

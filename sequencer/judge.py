@@ -23,6 +23,8 @@ The rule applied to each release, in this order (every decision records its reas
 
 All times are seconds from the start of the 射節 cue. Where in a 節 the drum-accord times fall is
 the caller's configurable rule (the sources do not say); this module only applies them.
+``shooting_setup`` reads them, with the cycle and the exempt sides, from a compiled 射節 cue
+(``yuezheng judge`` and the live player both judge through it).
 """
 
 from __future__ import annotations
@@ -38,22 +40,29 @@ from typing import Any
 
 from cues.errors import UserError
 from cues.limits import CSV_BYTES, CSV_ROWS, InputFileError, over_limit, read_limited
+from cues.model import Cue
+from sequencer.events import CueSpan
+from sequencer.timebase import seconds
 
 __all__ = [
+    "DEFAULT_TOLERANCE_MS",
     "LEFT",
     "RIGHT",
     "Decision",
     "Release",
+    "ShootingSetup",
     "Tally",
     "chinese_numeral",
     "judge",
     "judge_cycles",
     "normalize_side",
     "read_releases_csv",
+    "shooting_setup",
 ]
 
 RIGHT = "右"  # the 上射's side
 LEFT = "左"  # the 下射's side
+DEFAULT_TOLERANCE_MS = 150.0  # how far a release may be from a drum accord and still count
 
 _SIDE_ALIASES = {
     "右": RIGHT, "right": RIGHT, "r": RIGHT, "上射": RIGHT,
@@ -363,3 +372,36 @@ def judge_cycles(
         decisions.append(Decision(release, decision.counted,
                                   f"耦 {cycle + 1}: {decision.reason}"))
     return Tally(right=right, left=left, decisions=tuple(decisions))
+
+
+@dataclass(frozen=True)
+class ShootingSetup:
+    """How a 射節 cue is judged: its 節 (``jie`` of ``jie_s`` seconds in each 耦's cycle, the
+    first ``listen`` of them to listen), the drum-accord times of one cycle and, per cycle, the
+    sides exempt from the beat."""
+
+    jie_s: float
+    jie: int
+    listen: int
+    windows_s: tuple[float, ...]
+    exempt_by_cycle: tuple[frozenset[str], ...]
+
+    @property
+    def cycle_s(self) -> float:
+        return self.jie_s * self.jie
+
+    @property
+    def listening_end_s(self) -> float:
+        return self.jie_s * self.listen
+
+    def judge(self, releases: Iterable[Release], tolerance_s: float) -> Tally:
+        """「不鼓不釋」 over the whole cue (``judge_cycles``)."""
+        return judge_cycles(releases, self.windows_s, self.cycle_s, self.listening_end_s,
+                            tolerance_s, self.exempt_by_cycle)
+
+
+def shooting_setup(cue: Cue, span: CueSpan) -> ShootingSetup:
+    """The judge's set-up of a 射節 cue from its compiled span."""
+    exempt = tuple(frozenset(o.exempt) for o in cue.shooting.ou) if cue.shooting else ()
+    return ShootingSetup(float(seconds(span.jie_ticks or 0)), span.jie, span.listen,
+                         tuple(float(seconds(t)) for t in span.release_ticks), exempt)

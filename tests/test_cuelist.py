@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from sequencer.cuelist import CueInfo, CueList
+from sequencer.live.cuelist import CueInfo, CueList
+from sequencer.live.protocol import (
+    CancelCue,
+    CueLogEntry,
+    EndCueAt,
+    HoldOutput,
+    PanicOutput,
+    ResumeOutput,
+    RetimeCue,
+    StartCue,
+)
 
 
 class FakeClock:
@@ -39,7 +49,7 @@ def test_go_follow_and_waits() -> None:
     m = _show()
     assert m.standby.id == "a"
     # GO: a starts after its pre-wait; b's exact start is known at once (a's end + post + pre)
-    assert m.go(clock.now()) == [("start", "a", 101.0), ("start", "b", 111.75)]
+    assert m.go(clock.now()) == [StartCue("a", 101.0), StartCue("b", 111.75)]
     assert m.standby.id == "c"
     assert m.waiting() == ["a", "b"]
     assert m.next_deadline() == 101.0
@@ -49,8 +59,8 @@ def test_go_follow_and_waits() -> None:
     clock.wait_until(111.75)
     m.tick(clock.now())
     assert m.running() == ["b"]
-    assert [(r["event"], r["cue"], r["t"]) for r in m.log] == [
-        ("start", "a", 101.0), ("end", "a", 111.0), ("start", "b", 111.75)]
+    assert m.log == [CueLogEntry("start", "a", 101.0), CueLogEntry("end", "a", 111.0),
+                     CueLogEntry("start", "b", 111.75)]
 
 
 def test_double_go_is_ignored() -> None:
@@ -58,28 +68,28 @@ def test_double_go_is_ignored() -> None:
     assert m.go(0.0)
     assert m.go(0.3) == []  # within 0.5 s: an accident
     assert m.standby.id == "c"
-    assert m.go(0.6)[0] == ("start", "c", 0.6)
+    assert m.go(0.6)[0] == StartCue("c", 0.6)
 
 
 def test_stop_ends_a_looping_cue_at_its_next_rest_point_and_after_follows() -> None:
     m = _show()
     m.pos = 2
-    assert m.go(10.0) == [("start", "c", 10.0)]  # loops: no end, so d waits
+    assert m.go(10.0) == [StartCue("c", 10.0)]  # loops: no end, so d waits
     assert m.standby.id == "d"
     m.tick(19.5)  # 9.5 s in: the third pass, 1.5 s into it
     assert m.running() == ["c"]
     # next rest point after 9.5 + 0.05: pass 2 (8 s) + 2.0 = 10 s → absolute 20.0
-    assert m.stop(19.5) == [("end_at", "c", 20.0), ("start", "d", 20.0)]
+    assert m.stop(19.5) == [EndCueAt("c", 20.0), StartCue("d", 20.0)]
     assert m.standby.id == "e"
     # a second stop ends it at once and moves d
-    assert m.stop(19.6) == [("cancel", "c"), ("cancel", "d"), ("start", "d", 19.6)]
+    assert m.stop(19.6) == [CancelCue("c"), CancelCue("d"), StartCue("d", 19.6)]
 
 
 def test_stop_of_a_fixed_cue_is_immediate() -> None:
     m = _show()
     m.go(0.0)
     m.tick(2.0)
-    assert m.stop(3.0) == [("cancel", "a"), ("cancel", "b"), ("start", "b", 3.75)]
+    assert m.stop(3.0) == [CancelCue("a"), CancelCue("b"), StartCue("b", 3.75)]
 
 
 def test_hold_and_resume_move_what_is_ahead() -> None:
@@ -88,11 +98,11 @@ def test_hold_and_resume_move_what_is_ahead() -> None:
     m.go(clock.now())
     clock.advance(5.0)
     m.tick(clock.now())
-    assert m.hold(clock.now()) == [("hold",)]
+    assert m.hold(clock.now()) == [HoldOutput()]
     assert m.go(clock.now() + 1) == []  # GO is ignored while held
     assert m.next_deadline() is None
     clock.advance(2.0)
-    assert m.resume(clock.now()) == [("resume",)]
+    assert m.resume(clock.now()) == [ResumeOutput()]
     assert m.runs["a"].end == 13.0
     assert m.runs["b"].start == 13.75
 
@@ -104,17 +114,17 @@ def test_skip_and_back() -> None:
     assert m.standby.id == "c"
     m.back()
     assert m.standby.id == "b"
-    assert m.go(0.0)[0] == ("start", "b", 0.25)
+    assert m.go(0.0)[0] == StartCue("b", 0.25)
 
 
 def test_two_stage_panic() -> None:
     m = _show()
     m.go(0.0)
-    assert m.panic(1.0) == [("panic", 1)]
+    assert m.panic(1.0) == [PanicOutput(1)]
     assert m.running() == [] and m.waiting() == []
-    assert m.panic(1.5) == [("panic", 2)]
+    assert m.panic(1.5) == [PanicOutput(2)]
     m.go(3.0)
-    assert m.panic(4.0) == [("panic", 1)]  # a GO between starts over
+    assert m.panic(4.0) == [PanicOutput(1)]  # a GO between starts over
 
 
 def test_auto_runs_like_the_offline_timeline() -> None:
@@ -127,9 +137,9 @@ def test_auto_runs_like_the_offline_timeline() -> None:
         clock.wait_until(deadline)
         starts += m.tick(clock.now())
     # a 1+10, post .5, b .25+5, gap 2, c one pass 4, gap 2 (after), d 3, gap 2, e 2
-    assert [a for a in starts if a[0] == "start"] == [
-        ("start", "a", 1.0), ("start", "b", 11.75), ("start", "c", 18.75),
-        ("start", "d", 24.75), ("start", "e", 29.75)]
+    assert [a for a in starts if isinstance(a, StartCue)] == [
+        StartCue("a", 1.0), StartCue("b", 11.75), StartCue("c", 18.75),
+        StartCue("d", 24.75), StartCue("e", 29.75)]
     assert m.finished_at == 31.75
 
 
@@ -137,6 +147,6 @@ def test_nudge_applies_from_the_next_cycle() -> None:
     m = CueList([CueInfo("j", 30.0, "go", cycle_s=10.0, rest_points=(10.0, 20.0, 30.0))])
     m.go(0.0)
     m.tick(12.0)
-    assert m.nudge(1.1, 12.0) == [("retime", "j", 20.0, 1.1)]
+    assert m.nudge(1.1, 12.0) == [RetimeCue("j", 20.0, 1.1)]
     assert m.runs["j"].end == pytest.approx(31.0)
     assert m.runs["j"].bounds == pytest.approx([10.0, 20.0, 31.0])

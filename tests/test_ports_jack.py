@@ -27,7 +27,18 @@ from instruments.midi import (
 )
 from instruments.ports import PortError, list_ports, open_output
 from instruments.ports.jacklib import LATENCY_PERIODS, JackMidiInput
-from sequencer.showsender import ShowSender
+from sequencer.live.protocol import (
+    CueEnded,
+    HoldOutput,
+    OutputHeld,
+    OutputLost,
+    OutputReconnected,
+    OutputResumed,
+    PanicOutput,
+    ResumeOutput,
+    StartCue,
+)
+from sequencer.live.sender import ShowSender
 
 pytestmark = pytest.mark.jack
 
@@ -147,15 +158,15 @@ def _show(receiver: Receiver, schedule: list[tuple[float, bytes]],
 
 def _go(s: ShowSender, lead: float) -> float:
     t0 = time.perf_counter() + lead
-    s.go("c", t0)
+    s.send(StartCue("c", t0))
     return t0
 
 
-def _ended(s: ShowSender, timeout: float) -> tuple | None:
-    """The cue's "ended" event (index, deadline, sent records in event[4]), or None."""
+def _ended(s: ShowSender, timeout: float) -> CueEnded | None:
+    """The cue's ``CueEnded`` event (its (index, deadline, sent) ``records``), or None."""
     deadline = time.perf_counter() + timeout
     while True:
-        event = next((e for e in s.events() if e[0] == "ended" and e[1] == "c"), None)
+        event = next((e for e in s.events() if isinstance(e, CueEnded) and e.key == "c"), None)
         if event is not None or time.perf_counter() > deadline or not s.alive:
             return event
         time.sleep(0.02)
@@ -168,7 +179,7 @@ def test_sender_order_and_timing(receiver: Receiver, jack: tuple[int, int]) -> N
         t0 = _go(s, 0.1)
         ended = _ended(s, 10.0)
     assert ended is not None
-    records = ended[4]
+    records = ended.records
     assert receiver.wait_for(lambda got: len(got) >= len(schedule))
     time.sleep(0.05)
     got = receiver.messages
@@ -206,7 +217,7 @@ def test_panic_silences_within_200_ms(receiver: Receiver) -> None:
         _go(s, 0.05)
         assert receiver.wait_for(lambda got: len(got) >= 4)
         asked = time.perf_counter()
-        s.panic(2)
+        s.send(PanicOutput(2))
         assert receiver.wait_for(lambda got: b"\xbf\x78\x00" in got, timeout=2.0)
         done = next(wall for _, m, wall in receiver.messages if m == b"\xbf\x78\x00")
         assert done - asked < 0.2  # the issue's bound, tested with real time
@@ -221,18 +232,19 @@ def test_hold_releases_and_resume_shifts(receiver: Receiver) -> None:
     with _show(receiver, schedule) as s:
         t0 = _go(s, 0.05)
         time.sleep(0.3)
-        s.hold()
+        s.send(HoldOutput())
         time.sleep(0.4)
         during = len(receiver.data())
         time.sleep(0.2)
         assert len(receiver.data()) == during  # nothing is sent while held
         assert _unsilenced(receiver.data()) == set()  # and nothing sounds
-        s.resume()
+        s.send(ResumeOutput())
         ended = _ended(s, 10.0)
-        events = {e[0]: e for e in s.events()}
+        events = {type(e): e for e in s.events()}
     assert ended is not None
-    records = ended[4]
-    held_at, (_, resumed_at, shift) = events["held"][1], events["resumed"]
+    records = ended.records
+    held_at, resumed = events[OutputHeld].t, events[OutputResumed]
+    resumed_at, shift = resumed.t, resumed.shift
     assert shift == pytest.approx(resumed_at - held_at, abs=1e-3)
     assert shift >= 0.6
     for i, d, _ in records:
@@ -294,11 +306,11 @@ def test_destination_removed_and_restored(jack: tuple[int, int]) -> None:
     try:
         ended = _ended(s, 10.0)
         assert ended is not None
-        records = ended[4]
+        records = ended.records
         events = s.events()
-        kinds = [e[0] for e in events]
-        assert "lost" in kinds and "reconnected" in kinds
-        reconnected = next(e[1] for e in events if e[0] == "reconnected")
+        kinds = {type(e) for e in events}
+        assert OutputLost in kinds and OutputReconnected in kinds
+        reconnected = next(e.t for e in events if isinstance(e, OutputReconnected))
         assert restored <= reconnected < restored + 1.2  # within about a second
         # the sender kept time: no deadline moved, nothing skipped
         assert [i for i, _, _ in records] == list(range(len(schedule)))
@@ -326,13 +338,13 @@ def test_disconnection_is_repaired_and_cut_notes_closed(receiver: Receiver) -> N
     with _show(receiver, schedule) as s:
         _go(s, 0.05)
         assert receiver.wait_for(lambda got: b"\x90\x30\x64" in got)
-        own = s.ready_info[1] if s.ready_info else None
+        own = s.ready.own_name if s.ready else None
         assert own
         subprocess.run(["jack_disconnect", own, receiver.port_name], check=True,
                        capture_output=True)
         assert _ended(s, 10.0) is not None
-        kinds = [e[0] for e in s.events()]
-    assert "reconnected" in kinds
+        kinds = {type(e) for e in s.events()}
+    assert OutputReconnected in kinds
     time.sleep(0.05)
     got = receiver.data()
     assert got.index(b"\x80\x30\x00") > got.index(b"\x90\x30\x64")  # the cut note was closed

@@ -1,19 +1,34 @@
-"""The operator console's content: the keys and the screen as lines of text (pure).
-
-``cli.py`` draws these lines with curses (standard library: works over SSH, no dependency) and
-feeds the keys to ``handle_key``; tests call ``handle_key`` and ``screen`` directly.
+"""The operator console: the keys, the screen as lines of text, and the curses loop that draws
+it (curses: standard library, works over SSH, no dependency). ``handle_key`` and ``screen``
+are pure of the terminal (tests call them directly); ``run_console`` is the loop.
 """
 
 from __future__ import annotations
 
-from sequencer.live import Player, Snapshot
+from typing import Any
 
-KEYS: dict[str, tuple[str, ...]] = {
-    " ": ("go",), "s": ("stop",), "h": ("hold",), "r": ("resume",), "n": ("skip",),
-    "b": ("back",), "p": ("panic",), "q": ("quit",), "+": ("faster",), "-": ("slower",),
+from sequencer.live.player import Player
+from sequencer.live.protocol import (
+    Back,
+    Go,
+    Hold,
+    MarkRelease,
+    Nudge,
+    Panic,
+    PlayerCommand,
+    Quit,
+    Resume,
+    Skip,
+    Stop,
+)
+from sequencer.live.views import Snapshot
+
+KEYS: dict[str, PlayerCommand] = {
+    " ": Go(), "s": Stop(), "h": Hold(), "r": Resume(), "n": Skip(), "b": Back(), "p": Panic(),
+    "q": Quit(), "+": Nudge(faster=True), "-": Nudge(faster=False),
     # the judge marks each release of the 射節: 右 (the 上射's side) or 左, hit or miss
-    "1": ("release", "右", 1), "2": ("release", "右", 0),
-    "3": ("release", "左", 1), "4": ("release", "左", 0),
+    "1": MarkRelease("右", True), "2": MarkRelease("右", False),
+    "3": MarkRelease("左", True), "4": MarkRelease("左", False),
 }
 HELP = ("space GO   s stop/樂闋   h hold   r resume   n/b skip/back   "
         "p panic (twice: all off)   +/- nudge 射節   q quit\n"
@@ -29,13 +44,12 @@ BIG_DIGITS = {
 }
 
 
-def handle_key(player: Player, key: str) -> str | None:
+def handle_key(player: Player, key: str) -> PlayerCommand | None:
     """Queue the command a key asks for; returns it (None for other keys)."""
     command = KEYS.get(key.lower() if key != " " else key)
     if command is not None:
-        player.put(*command)
-        return command[0]
-    return None
+        player.put(command)
+    return command
 
 
 def _clock(seconds: float | None) -> str:
@@ -87,3 +101,28 @@ def screen(snap: Snapshot) -> list[str]:
     lines.append("")
     lines += HELP.split("\n")
     return lines
+
+
+def run_console(player: Player) -> None:
+    """The operator console in the terminal until the operator quits: curses draws ``screen``
+    and reads the keys while the player steps."""
+    import curses
+
+    def loop(win: Any) -> None:
+        curses.curs_set(0)
+        win.nodelay(True)
+        while not player.quit:
+            player.step(0.05)
+            win.erase()
+            height, width = win.getmaxyx()
+            for y, line in enumerate(screen(player.snapshot())[:height - 1]):
+                try:
+                    win.addnstr(y, 0, line, max(1, width - 1))
+                except curses.error:
+                    pass
+            win.refresh()
+            while (key := win.getch()) != -1:
+                if 0 <= key < 256:
+                    handle_key(player, chr(key))
+
+    curses.wrapper(loop)

@@ -1,14 +1,15 @@
 """The live cue discipline: a small, pure state machine (no I/O, no clock of its own).
 
 Every method takes ``now`` (seconds on the show's monotonic clock) and returns the actions the
-player must carry out, so tests drive it with a ``FakeClock`` and compare exact lists::
+player must carry out — sender commands of ``sequencer.live.protocol`` — so tests drive it with
+a ``FakeClock`` and compare exact lists::
 
-    ("start", cue_id, t0)        start the cue's music at absolute time t0
-    ("end_at", cue_id, t)        end it at t (a 樂闋 stop at a rest point)
-    ("cancel", cue_id)           end it now (note-offs), or forget a start not yet reached
-    ("retime", cue_id, at_s, f)  from cue time at_s on, stretch the cue by f (射節 nudge)
-    ("hold",) ("resume",)        pause and continue everything (later times move)
-    ("panic", 1|2)               1: note-offs for what sounds, every cue ends; 2: CC 123/120
+    StartCue(cue_id, t0)         start the cue's music at absolute time t0
+    EndCueAt(cue_id, t)          end it at t (a 樂闋 stop at a rest point)
+    CancelCue(cue_id)            end it now (note-offs), or forget a start not yet reached
+    RetimeCue(cue_id, at_s, f)   from cue time at_s on, stretch the cue by f (射節 nudge)
+    HoldOutput() ResumeOutput()  pause and continue everything (later times move)
+    PanicOutput(1|2)             1: note-offs for what sounds, every cue ends; 2: CC 123/120
 
 The discipline (after Linux Show Player's cue lifecycle):
 
@@ -39,11 +40,23 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-Action = tuple[Any, ...]
+from sequencer.live.protocol import (
+    CancelCue,
+    CueAction,
+    CueLogEntry,
+    CueStatus,
+    EndCueAt,
+    HoldOutput,
+    PanicOutput,
+    ResumeOutput,
+    RetimeCue,
+    StartCue,
+)
 
-WAITING, RUNNING, ENDING, DONE, STOPPED = "waiting", "running", "ending", "done", "stopped"
+PLAYING = frozenset({CueStatus.RUNNING, CueStatus.ENDING})  # started, not ended
+UNFINISHED = PLAYING | {CueStatus.WAITING}
+
 
 
 @dataclass(frozen=True)
@@ -69,7 +82,7 @@ class CueInfo:
 class CueRun:
     """A cue's live state. Times are absolute on the show clock (moved by holds)."""
 
-    status: str
+    status: CueStatus
     start: float
     end: float | None = None  # known end (None: runs until stopped)
     factor: float = 1.0
@@ -97,7 +110,7 @@ class CueList:
         self.held_at: float | None = None
         self.last_go: float | None = None
         self.panic_stage = 0
-        self.log: list[dict[str, Any]] = []  # start/end records, in order
+        self.log: list[CueLogEntry] = []  # start/end records, in order
         self.finished_at: float | None = None
 
     # views ---------------------------------------------------------------------------------
@@ -110,10 +123,10 @@ class CueList:
         return self.held_at is not None
 
     def running(self) -> list[str]:
-        return [cid for cid, r in self.runs.items() if r.status in (RUNNING, ENDING)]
+        return [cid for cid, r in self.runs.items() if r.status in PLAYING]
 
     def waiting(self) -> list[str]:
-        return [cid for cid, r in self.runs.items() if r.status == WAITING]
+        return [cid for cid, r in self.runs.items() if r.status == CueStatus.WAITING]
 
     @property
     def done(self) -> bool:
@@ -126,9 +139,9 @@ class CueList:
             return None
         times = []
         for r in self.runs.values():
-            if r.status == WAITING:
+            if r.status == CueStatus.WAITING:
                 times.append(r.start)
-            elif r.status in (RUNNING, ENDING) and r.end is not None:
+            elif r.status in PLAYING and r.end is not None:
                 times.append(r.end)
         return min(times) if times else None
 
@@ -139,13 +152,13 @@ class CueList:
         return max(0.0, t)
 
     # commands ------------------------------------------------------------------------------
-    def begin(self, now: float) -> list[Action]:
+    def begin(self, now: float) -> list[CueAction]:
         """Start of the show: in auto mode the first cue starts now."""
         if self.auto and self.standby is not None:
             return self._start_standby(now)
         return []
 
-    def go(self, now: float) -> list[Action]:
+    def go(self, now: float) -> list[CueAction]:
         if self.held or self.standby is None:
             return []
         if self.last_go is not None and now - self.last_go < self.double_go_s:
@@ -153,7 +166,7 @@ class CueList:
         self.last_go = now
         return self._start_standby(now)
 
-    def start_cue(self, cue_id: str, now: float) -> list[Action]:
+    def start_cue(self, cue_id: str, now: float) -> list[CueAction]:
         """Make ``cue_id`` the standby cue and GO (OSC ``/cue/{id}/start``)."""
         if cue_id not in self.index:
             raise KeyError(cue_id)
@@ -163,66 +176,66 @@ class CueList:
         self.last_go = now
         return self._start_standby(now)
 
-    def stop(self, now: float) -> list[Action]:
+    def stop(self, now: float) -> list[CueAction]:
         """樂闋: end what runs — looping cues at their next rest point, a second stop (or a cue
         of fixed length) at once."""
-        out: list[Action] = []
+        out: list[CueAction] = []
         for cid in self.running():
             r = self.runs[cid]
-            if r.status == RUNNING and r.loops and r.end is None:
+            if r.status == CueStatus.RUNNING and r.loops and r.end is None:
                 r.end = self._next_rest(r, now)
-                r.status = ENDING
-                out.append(("end_at", cid, r.end))
+                r.status = CueStatus.ENDING
+                out.append(EndCueAt(cid, r.end))
                 out += self._end_known(cid)
             elif r.end is None or r.end > now:
-                out.append(("cancel", cid))
+                out.append(CancelCue(cid))
                 r.end = now
-                r.status = ENDING
+                r.status = CueStatus.ENDING
                 out += self._reschedule_followers(cid)
         out += self.tick(now)
         return out
 
-    def hold(self, now: float) -> list[Action]:
+    def hold(self, now: float) -> list[CueAction]:
         if self.held:
             return []
         self.held_at = now
-        return [("hold",)]
+        return [HoldOutput()]
 
-    def resume(self, now: float) -> list[Action]:
+    def resume(self, now: float) -> list[CueAction]:
         if self.held_at is None:
             return []
         shift = now - self.held_at
         self.held_at = None
         for r in self.runs.values():
-            if r.status in (WAITING, RUNNING, ENDING):
+            if r.status in UNFINISHED:
                 r.start += shift
                 if r.end is not None:
                     r.end += shift
-        return [("resume",)] + self.tick(now)
+        return [ResumeOutput(), *self.tick(now)]
 
-    def skip(self) -> list[Action]:
+    def skip(self) -> list[CueAction]:
         self.pos = min(self.pos + 1, len(self.cues))
         return []
 
-    def back(self) -> list[Action]:
+    def back(self) -> list[CueAction]:
         self.pos = max(self.pos - 1, 0)
         return []
 
-    def panic(self, now: float) -> list[Action]:
+    def panic(self, now: float) -> list[CueAction]:
         self.panic_stage = 2 if self.panic_stage >= 1 else 1
         for cid, r in self.runs.items():
-            if r.status in (WAITING, RUNNING, ENDING):
-                r.status = STOPPED
+            if r.status in UNFINISHED:
+                r.status = CueStatus.STOPPED
                 r.end = now
-                self.log.append({"event": "end", "cue": cid, "t": now, "how": "panic"})
+                self.log.append(CueLogEntry("end", cid, now, "panic"))
         self.held_at = None
-        return [("panic", self.panic_stage)]
+        return [PanicOutput(self.panic_stage)]
 
-    def nudge(self, factor: float, now: float) -> list[Action]:
+    def nudge(self, factor: float, now: float) -> list[CueAction]:
         """Stretch the running 射節 from its next 耦 cycle by ``factor`` (> 1: slower)."""
         if not 0.5 <= factor <= 2.0:
             raise ValueError("a nudge factor must be within 0.5–2")
-        out: list[Action] = []
+        out: list[CueAction] = []
         for cid in self.running():
             r = self.runs[cid]
             elapsed = self.cue_time(cid, now)
@@ -240,52 +253,52 @@ class CueList:
             r.length = stretch(r.length)
             r.end += r.length - old_length
             r.factor *= factor
-            out.append(("retime", cid, at, factor))
+            out.append(RetimeCue(cid, at, factor))
             out += self._reschedule_followers(cid)
         return out
 
-    def tick(self, now: float) -> list[Action]:
+    def tick(self, now: float) -> list[CueAction]:
         """Advance to ``now``: waiting cues whose start has come run; cues whose end has come
         are done."""
         if self.held:
             return []
-        out: list[Action] = []
+        out: list[CueAction] = []
         changed = True
         while changed:
             changed = False
             for cid, r in list(self.runs.items()):
-                if r.status == WAITING and r.start <= now:
-                    r.status = RUNNING
-                    self.log.append({"event": "start", "cue": cid, "t": r.start})
+                if r.status == CueStatus.WAITING and r.start <= now:
+                    r.status = CueStatus.RUNNING
+                    self.log.append(CueLogEntry("start", cid, r.start))
                     changed = True
-                if r.status in (RUNNING, ENDING) and r.end is not None and r.end <= now:
-                    r.status = DONE
-                    self.log.append({"event": "end", "cue": cid, "t": r.end})
+                if r.status in PLAYING and r.end is not None and r.end <= now:
+                    r.status = CueStatus.DONE
+                    self.log.append(CueLogEntry("end", cid, r.end))
                     changed = True
         if self.done and self.finished_at is None:
             self.finished_at = now
         return out
 
     # internals -----------------------------------------------------------------------------
-    def _start_standby(self, now: float) -> list[Action]:
+    def _start_standby(self, now: float) -> list[CueAction]:
         cue = self.cues[self.pos]
         self.pos += 1
         self.panic_stage = 0
         return self._schedule(cue, now + cue.pre_wait_s) + self.tick(now)
 
-    def _schedule(self, cue: CueInfo, t0: float) -> list[Action]:
+    def _schedule(self, cue: CueInfo, t0: float) -> list[CueAction]:
         loops = cue.loops and not self.auto
         bounds: list[float] = []
         if cue.cycle_s:
             n = round(cue.length_s / cue.cycle_s)
             bounds = [cue.cycle_s * c for c in range(1, n + 1)]
-        run = CueRun(WAITING, t0, None if loops else t0 + cue.length_s, length=cue.length_s,
-                     rests=list(cue.rest_points), bounds=bounds, loops=loops)
+        run = CueRun(CueStatus.WAITING, t0, None if loops else t0 + cue.length_s,
+                     length=cue.length_s, rests=list(cue.rest_points), bounds=bounds, loops=loops)
         self.runs[cue.id] = run
-        out: list[Action] = [("start", cue.id, t0)]
+        out: list[CueAction] = [StartCue(cue.id, t0)]
         return out + self._end_known(cue.id) if run.end is not None else out
 
-    def _end_known(self, cue_id: str) -> list[Action]:
+    def _end_known(self, cue_id: str) -> list[CueAction]:
         """The cue's end is now known: schedule what follows it."""
         r = self.runs[cue_id]
         assert r.end is not None
@@ -307,15 +320,15 @@ class CueList:
         # scheduling it schedules, in turn, what follows it when its end is known
         return self._schedule(nxt, done_at + gap + nxt.pre_wait_s)
 
-    def _reschedule_followers(self, cue_id: str) -> list[Action]:
+    def _reschedule_followers(self, cue_id: str) -> list[CueAction]:
         """The cue's end moved: move the cues scheduled after it (not yet started)."""
-        out: list[Action] = []
+        out: list[CueAction] = []
         i = self.index[cue_id]
         r = self.runs[cue_id]
         for j in range(i + 1, len(self.cues)):
             nxt = self.cues[j]
             fr = self.runs.get(nxt.id)
-            if fr is None or fr.status != WAITING:
+            if fr is None or fr.status != CueStatus.WAITING:
                 break
             prev_end = r.end if j == i + 1 else self.runs[self.cues[j - 1].id].end
             if prev_end is None:
@@ -328,7 +341,7 @@ class CueList:
             fr.start = t0
             if fr.end is not None:
                 fr.end += shift
-            out += [("cancel", nxt.id), ("start", nxt.id, t0)]
+            out += [CancelCue(nxt.id), StartCue(nxt.id, t0)]
         return out
 
     def _next_rest(self, r: CueRun, now: float) -> float:

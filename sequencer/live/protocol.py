@@ -1,0 +1,302 @@
+"""The typed messages of a live show: everything that crosses a thread or a process boundary.
+
+- ``CueStatus``: where a cue is in its life (the cue state machine, the console's cue list).
+- Player commands (``PlayerCommand``): what the operator asks — from the console's keys, OSC
+  or MIDI input, queued to the player's thread as a ``Request`` (with the OSC reply, if any).
+- Sender commands (``SenderCommand``): what the sending process is told, through its pipe. The
+  cue state machine returns them too (its "actions"): the player carries each out and passes
+  it on.
+- Sender events (``SenderEvent``): what the sending process reports back.
+- ``CueLogEntry``: a cue's start or end as the state machine records it for the show log.
+
+All are frozen dataclasses (they pickle through a multiprocessing pipe as they are). Times
+``t``, ``t0`` and deadlines are absolute seconds on ``time.perf_counter()`` (the monotonic
+clock every process shares); ``at_s`` and schedule times are seconds from a cue's start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+CLOCK_KEY = "__clock__"  # the sender's key of the MIDI clock (``--clock-out``), not a cue
+
+
+class CueStatus(StrEnum):
+    WAITING = "waiting"  # scheduled, its start not reached
+    RUNNING = "running"
+    ENDING = "ending"  # its end is set (a 樂闋 stop at a rest point)
+    DONE = "done"
+    STOPPED = "stopped"  # ended by a panic
+
+
+# ── player commands ────────────────────────────────────────────────────────────────────────────
+
+@dataclass(frozen=True)
+class Go:
+    """GO: start the standby cue."""
+
+
+@dataclass(frozen=True)
+class GoCue:
+    """Make ``cue`` the standby cue and GO (OSC ``/cue/{id}/start``)."""
+
+    cue: str
+
+
+@dataclass(frozen=True)
+class Stop:
+    """樂闋: end what runs (looping cues at their next rest point; twice: at once)."""
+
+
+@dataclass(frozen=True)
+class Hold:
+    pass
+
+
+@dataclass(frozen=True)
+class Resume:
+    pass
+
+
+@dataclass(frozen=True)
+class Skip:
+    """Move the standby one cue on."""
+
+
+@dataclass(frozen=True)
+class Back:
+    """Move the standby one cue back."""
+
+
+@dataclass(frozen=True)
+class Panic:
+    """Stage 1: every cue ends with note-offs; a second press: CC 123/120 too."""
+
+
+@dataclass(frozen=True)
+class Nudge:
+    """Tempo of the running 射節 from its next 耦 cycle: faster or slower."""
+
+    faster: bool
+
+
+@dataclass(frozen=True)
+class MarkRelease:
+    """The judge marks an archer's release: side 右/左 (or an alias), hit or miss."""
+
+    side: str
+    hit: bool
+
+
+@dataclass(frozen=True)
+class Quit:
+    pass
+
+
+PlayerCommand = Go | GoCue | Stop | Hold | Resume | Skip | Back | Panic | Nudge | MarkRelease | Quit
+
+
+@dataclass(frozen=True)
+class Request:
+    """A player command on its way to the player's thread; ``reply`` (OSC) receives the
+    player's state once the command is done."""
+
+    command: PlayerCommand
+    reply: Callable[[dict[str, Any]], None] | None = None
+
+
+# ── sender commands (the cue state machine's actions are the ones marked *) ────────────────────
+
+@dataclass(frozen=True)
+class LoadCue:
+    """A chunk of a cue's schedule (``first``: it starts the cue's schedule anew); ``loop_s``:
+    the cue starts over every so many seconds until ended."""
+
+    key: str
+    loop_s: float | None
+    times: tuple[float, ...]
+    messages: tuple[bytes, ...]
+    first: bool
+
+
+@dataclass(frozen=True)
+class StartCue:
+    """* Start the cue's music at ``t0``."""
+
+    key: str
+    t0: float
+
+
+@dataclass(frozen=True)
+class EndCueAt:
+    """* End the cue at ``t``: what falls before is sent, then its notes get note-offs."""
+
+    key: str
+    t: float
+
+
+@dataclass(frozen=True)
+class CancelCue:
+    """* End the cue now (note-offs), or forget a start not yet reached."""
+
+    key: str
+
+
+@dataclass(frozen=True)
+class RetimeCue:
+    """* From cue time ``at_s`` on, stretch the rest of the cue by ``factor`` (射節 nudge)."""
+
+    key: str
+    at_s: float
+    factor: float
+
+
+@dataclass(frozen=True)
+class HoldOutput:
+    """* Pause everything and release the sounding notes."""
+
+
+@dataclass(frozen=True)
+class ResumeOutput:
+    """* Continue: every later deadline moves by the time held."""
+
+
+@dataclass(frozen=True)
+class PanicOutput:
+    """* Stage 1: every cue ends with note-offs for what sounds; stage 2: CC 123 and 120 on all
+    16 channels too."""
+
+    stage: int
+
+
+@dataclass(frozen=True)
+class SendNow:
+    """One message at once (MIDI clock start, stop, continue)."""
+
+    data: bytes
+
+
+@dataclass(frozen=True)
+class QuitSender:
+    """Every cue ends with note-offs, the port closes, the process ends."""
+
+
+CueAction = StartCue | EndCueAt | CancelCue | RetimeCue | HoldOutput | ResumeOutput | PanicOutput
+SenderCommand = CueAction | LoadCue | SendNow | QuitSender
+
+
+# ── sender events ──────────────────────────────────────────────────────────────────────────────
+
+@dataclass(frozen=True)
+class Ready:
+    """The port is open: its own full name and destination (when known), SCHED_FIFO or not."""
+
+    own_name: str | None
+    destination: str | None
+    realtime: bool
+
+
+@dataclass(frozen=True)
+class SenderFailed:
+    """The process could not go on; ``user_fault``: the output spec is at fault."""
+
+    user_fault: bool
+    text: str
+
+
+@dataclass(frozen=True)
+class CueStarted:
+    key: str
+    t: float
+
+
+@dataclass(frozen=True)
+class MarkPassed:
+    """The process reached a mark (an empty message: a 節) of the cue at ``t``."""
+
+    key: str
+    index: int
+    deadline: float
+    t: float
+
+
+@dataclass(frozen=True)
+class Lateness:
+    """How late a cue's messages were handed to the port (seconds): count, p50, p99, max."""
+
+    count: int = 0
+    p50: float = 0.0
+    p99: float = 0.0
+    worst: float = 0.0
+
+
+@dataclass(frozen=True)
+class CueEnded:
+    """The cue ended. ``records``: (index, deadline, sent) of every message (a recording
+    sender; else empty); ``missed``: messages a frame-accurate output could not put on their
+    frame since the show began."""
+
+    key: str
+    t: float
+    lateness: Lateness
+    records: tuple[tuple[int, float, float], ...]
+    missed: int
+
+
+@dataclass(frozen=True)
+class OutputHeld:
+    t: float
+
+
+@dataclass(frozen=True)
+class OutputResumed:
+    t: float
+    shift: float  # the time held so far, in all
+
+
+@dataclass(frozen=True)
+class OutputPanicked:
+    stage: int
+    t: float
+
+
+@dataclass(frozen=True)
+class OutputLost:
+    """The destination went away (the port keeps time and tries to reconnect)."""
+
+    t: float
+
+
+@dataclass(frozen=True)
+class OutputReconnected:
+    t: float
+
+
+@dataclass(frozen=True)
+class SenderClosed:
+    t: float
+
+
+SenderEvent = (Ready | SenderFailed | CueStarted | MarkPassed | CueEnded | OutputHeld
+               | OutputResumed | OutputPanicked | OutputLost | OutputReconnected | SenderClosed)
+
+
+# ── the state machine's record ─────────────────────────────────────────────────────────────────
+
+@dataclass(frozen=True)
+class CueLogEntry:
+    """A cue's ``start`` or ``end`` at ``t`` (``how``: "panic" for an end by panic)."""
+
+    event: str
+    cue: str
+    t: float
+    how: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"event": self.event, "cue": self.cue, "t": self.t}
+        if self.how is not None:
+            out["how"] = self.how
+        return out

@@ -1,0 +1,250 @@
+"""One sending process for a whole live show, fed cue by cue: the parent's handle on it.
+
+A live show does not know its start times in advance (the operator's GO). ``ShowSender`` runs
+one child process (``sequencer.live.sending_process``) with absolute deadlines on
+``time.perf_counter()`` (CLOCK_MONOTONIC, shared by all processes); SIGINT/SIGTERM or any
+exception there panic the port. The parent:
+
+- ``load(key, times, messages, loop_s=None)``: hands over a cue's schedule (cue-relative
+  seconds) ahead of time, at standby, in small chunks so that no single command takes long to
+  read;
+- ``send(command)``: any other sender command of ``sequencer.live.protocol`` — ``StartCue(key,
+  t0)`` (a tiny command: a GO costs nothing in the loop; a ``follow`` cue is given its exact
+  start before the previous cue ends, so cues join without a gap and in order: at equal
+  deadlines the cue started first goes first), ``EndCueAt``, ``CancelCue``, ``RetimeCue``,
+  ``HoldOutput``/``ResumeOutput``, ``PanicOutput(stage)``, ``SendNow(data)``;
+- ``events()`` / ``new_events()`` / ``wait_for(kind)``: the sender events it reported.
+
+With ``record=True`` each ``CueEnded`` carries the (index, deadline, sent) of every message sent
+(tests); otherwise an empty tuple.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing as mp
+import time
+from collections.abc import Sequence
+from multiprocessing.connection import Connection
+from typing import Any, Self, TypeVar
+
+from cues.errors import UserError
+from instruments.midi import all_off_messages, check_message
+from instruments.ports import (
+    DEFAULT_CLIENT_NAME,
+    DEFAULT_PORT_NAME,
+    PortError,
+    open_output,
+    parse_spec,
+)
+from sequencer.live.protocol import (
+    LoadCue,
+    PanicOutput,
+    QuitSender,
+    Ready,
+    SenderCommand,
+    SenderEvent,
+    SenderFailed,
+)
+from sequencer.live.sending_process import run_sending_process
+
+Schedule = Sequence[tuple[float, bytes]]
+EventT = TypeVar("EventT")
+
+CHUNK = 512  # messages per load command
+REALTIME_PRIORITY = 20  # SCHED_FIFO if allowed (0: none)
+
+
+class ScheduleError(UserError):
+    """A schedule that cannot be sent: unsorted, negative or non-finite times, bad messages."""
+
+
+class SenderError(RuntimeError):
+    """The sending process failed (not the user's fault)."""
+
+
+def check_schedule(schedule: Schedule) -> tuple[list[float], list[bytes]]:
+    """Validate a cue's schedule (cue-relative seconds, sorted; complete MIDI messages or
+    ``b""`` marks); returns its times and messages as two lists."""
+    times: list[float] = []
+    messages: list[bytes] = []
+    previous = 0.0
+    for i, item in enumerate(schedule):
+        try:
+            t, message = item
+            t = float(t)
+        except (TypeError, ValueError) as exc:
+            raise ScheduleError(f"schedule[{i}]: expected (time_s, message bytes), got "
+                                f"{item!r}") from exc
+        if not math.isfinite(t) or t < 0:
+            raise ScheduleError(f"schedule[{i}]: time {t!r} must be finite and >= 0 (times are "
+                                "seconds from the cue's start, not deltas or clock times)")
+        if t < previous:
+            raise ScheduleError(f"schedule[{i}]: time {t} is before the previous {previous}: "
+                                "the schedule must be sorted by time (seconds from the cue's "
+                                "start, not deltas)")
+        try:
+            messages.append(b"" if message == b"" else check_message(message))
+        except (TypeError, ValueError) as exc:
+            raise ScheduleError(f"schedule[{i}] at {t} s: {exc}") from exc
+        times.append(t)
+        previous = t
+    return times, messages
+
+
+def check_ready(event: SenderEvent | None, timeout: float) -> Ready:
+    """The sending process's first event: ``Ready``, or the failure it reported (a PortError
+    when the user's output spec is at fault), or a time-out."""
+    if event is None:
+        raise SenderError(f"the sending process did not get ready in {timeout} s")
+    if isinstance(event, SenderFailed):
+        raise PortError(event.text) if event.user_fault else SenderError(event.text)
+    assert isinstance(event, Ready)
+    return event
+
+
+class ShowSender:
+    """The parent's handle on the show's sending process (see the module docstring)."""
+
+    def __init__(self, spec: str, *, client_name: str = DEFAULT_CLIENT_NAME,
+                 port_name: str = DEFAULT_PORT_NAME, realtime: int = REALTIME_PRIORITY,
+                 options: dict[str, Any] | None = None, record: bool = False) -> None:
+        parse_spec(spec)
+        self.spec = spec
+        self.client_name, self.port_name = client_name, port_name
+        self.realtime = realtime
+        self.options = options
+        self.record = record
+        self.ready: Ready | None = None
+        self._ctx = mp.get_context("spawn")
+        self._proc: Any = None
+        self._ctrl: Connection | None = None
+        self._events: list[SenderEvent] = []
+        self._seen = 0
+
+    @property
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.is_alive()
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._proc is None else self._proc.pid
+
+    def open(self, timeout: float = 60.0) -> Self:
+        if self._proc is not None:
+            return self
+        parent, child = self._ctx.Pipe(duplex=True)
+        proc = self._ctx.Process(target=run_sending_process, name="yuezheng-show-sender",
+                                 daemon=True,
+                                 args=(child, self.spec, self.client_name, self.port_name,
+                                       self.realtime, self.options, self.record))
+        proc.start()
+        child.close()
+        self._proc, self._ctrl = proc, parent
+        event = self.wait_for((Ready, SenderFailed), timeout)
+        if event is None or isinstance(event, SenderFailed):
+            self.close(1.0)
+        self.ready = check_ready(event, timeout)
+        return self
+
+    # commands ------------------------------------------------------------------------------
+    def load(self, key: str, times: Sequence[float], messages: Sequence[bytes],
+             loop_s: float | None = None) -> None:
+        """Hand over a cue's schedule (checked: ScheduleError names the first bad entry)."""
+        if len(times) != len(messages):
+            raise ScheduleError(f"cue {key}: {len(times)} times but {len(messages)} messages")
+        checked_times, checked = check_schedule(list(zip(times, messages, strict=True)))
+        for lo in range(0, max(len(checked_times), 1), CHUNK):
+            self.send(LoadCue(key, loop_s, tuple(checked_times[lo:lo + CHUNK]),
+                              tuple(checked[lo:lo + CHUNK]), lo == 0))
+
+    def send(self, command: SenderCommand) -> None:
+        if self._ctrl is None:
+            raise SenderError("the sending process is not open")
+        try:
+            self._ctrl.send(command)
+        except (OSError, EOFError):
+            pass  # the child has gone; closing cleans up
+
+    # events --------------------------------------------------------------------------------
+    def events(self) -> list[SenderEvent]:
+        """Every event the process has reported so far."""
+        self._drain()
+        return list(self._events)
+
+    def new_events(self) -> list[SenderEvent]:
+        """The events not returned by an earlier call."""
+        self._drain()
+        out = self._events[self._seen:]
+        self._seen = len(self._events)
+        return out
+
+    def wait_for(self, kinds: type[EventT] | tuple[type, ...],
+                 timeout: float) -> EventT | None:
+        """The first event of the class(es) ``kinds`` reported from now on, or None after
+        ``timeout`` (or once the process has ended and reported nothing more)."""
+        deadline = time.perf_counter() + timeout
+        since = len(self._events)
+        while True:
+            self._drain()
+            found = next((e for e in self._events[since:] if isinstance(e, kinds)), None)
+            since = len(self._events)
+            if found is not None:
+                return found  # type: ignore[return-value]
+            left = deadline - time.perf_counter()
+            if left <= 0 or self._ctrl is None or not self.alive:
+                self._drain()
+                return next((e for e in self._events[since:]  # type: ignore[return-value]
+                             if isinstance(e, kinds)), None)
+            self._ctrl.poll(min(left, 0.05))
+
+    def _drain(self) -> None:
+        ctrl = self._ctrl
+        if ctrl is None:
+            return
+        try:
+            while ctrl.poll():
+                self._events.append(ctrl.recv())
+        except (EOFError, OSError):
+            pass
+
+    # the end -------------------------------------------------------------------------------
+    def close(self, timeout: float = 3.0, *, panic: bool = False) -> None:
+        """End the process: every cue ends with note-offs (``panic``: both panic stages first),
+        then the port closes. Escalates to SIGTERM (the child panics) and SIGKILL."""
+        proc = self._proc
+        if proc is None:
+            return
+        if proc.is_alive():
+            if panic:
+                self.send(PanicOutput(2))
+            self.send(QuitSender())
+        proc.join(timeout)
+        if proc.is_alive():
+            proc.terminate()
+            proc.join(1.0)
+        if proc.is_alive():
+            proc.kill()
+            proc.join(1.0)
+            self._rescue()
+        self._drain()
+
+    def _rescue(self) -> None:
+        """The child was killed: silence the destination from a new client (not possible for a
+        virtual output, which died with the child)."""
+        spec = parse_spec(self.spec)
+        if spec.virtual:
+            return
+        try:
+            with open_output(spec, client_name=f"{self.client_name}-rescue") as port:
+                port.panic()
+                for data in all_off_messages():
+                    port.send(data)
+        except (UserError, OSError):
+            pass
+
+    def __enter__(self) -> Self:
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close(panic=exc[0] is not None)
