@@ -97,16 +97,17 @@ def test_unwritable_path_is_a_port_error(tmp_path: Path) -> None:
 def test_show_sender_on_memory_needs_no_hardware(tmp_path: Path) -> None:
     """The live sending process drives a ``memory:PATH`` output as any other: the messages on
     their deadlines, then the note-offs of what still sounded when it closed."""
-    from sequencer.showsender import ShowSender
+    from sequencer.live.protocol import CueEnded, StartCue
+    from sequencer.live.sender import ShowSender
 
     path = tmp_path / "rehearsal.jsonl"
     schedule = [(0.0, note_on(0, 60, 100)), (0.05, note_on(1, 64, 90)), (0.1, note_off(0, 60))]
     with ShowSender(f"memory:{path}", realtime=0) as sender:
         sender.load("c", [t for t, _ in schedule], [m for _, m in schedule])
         t0 = time.perf_counter() + 0.05
-        sender.go("c", t0)
+        sender.send(StartCue("c", t0))
         limit = time.perf_counter() + 5.0
-        while not any(e[0] == "ended" for e in sender.events()):
+        while not any(isinstance(e, CueEnded) for e in sender.events()):
             assert time.perf_counter() < limit and sender.alive, "the cue did not end"
             time.sleep(0.02)
     record = read_memory_record(path)
