@@ -34,10 +34,14 @@ from instruments.voice_models import (
     MAX_SAMPLE_RATE,
     MIN_SAMPLE_RATE,
     RELEASE_S,
+    STROKE_VARIANTS,
     VOICES,
     NoteKey,
     key_length,
 )
+
+BELL_STRIKES = ("正鼓", "側鼓")
+TWO_TONE_BELLS = frozenset({"編鐘", "鑮"})
 
 # the pyo backend (instruments/pyoport.py) reads the releases under this name
 _RELEASE_S = RELEASE_S
@@ -80,9 +84,14 @@ def check_sample_rate(sample_rate: int) -> None:
 
 def note_key(
     instrument: str, freq_hz: float | None, duration_s: float, velocity: int = 100,
-    sample_rate: int = 48000, *, bell_interval: str = "minor",
+    sample_rate: int = 48000, *, bell_interval: str = "minor", strike: str = "正鼓",
+    variant: int = 0,
 ) -> NoteKey:
-    """Validate a note and return its cache key; raises UserError naming what is wrong."""
+    """Validate a note and return its cache key; raises UserError naming what is wrong.
+
+    ``strike`` ("正鼓" or "側鼓") is the tone a 編鐘 or 鑮 note strikes (the note's pitch is the
+    struck tone); ``variant`` (any integer, taken modulo STROKE_VARIANTS) the strike position of
+    a struck voice; both are ignored by the voices they do not concern."""
     name = _canon(instrument)
     voice = VOICES[name]
     check_sample_rate(sample_rate)
@@ -94,6 +103,10 @@ def note_key(
         raise UserError(
             f"bell_interval must be one of {', '.join(BELL_INTERVALS)}, got {bell_interval!r}"
         )
+    if strike not in BELL_STRIKES:
+        raise UserError(f"strike must be one of {', '.join(BELL_STRIKES)}, got {strike!r}")
+    if isinstance(variant, bool) or not isinstance(variant, int):
+        raise UserError(f"variant must be an integer, got {variant!r}")
     pitched = CATALOG[name].pitched
     freq: float | None
     if pitched:
@@ -115,6 +128,8 @@ def note_key(
         velocity=int(velocity),
         sample_rate=sample_rate,
         bell_interval=bell_interval if name == "編鐘" else None,
+        strike=strike if name in TWO_TONE_BELLS else None,
+        variant=0 if voice.sustained or name == "瑟" else variant % STROKE_VARIANTS,
     )
 
 
@@ -122,7 +137,8 @@ def note_length_samples(
     instrument: str, freq_hz: float | None, duration_s: float, velocity: int = 100,
     sample_rate: int = 48000, *, bell_interval: str = "minor",
 ) -> int:
-    """The exact length of the array ``render_note`` returns for these arguments, unrendered."""
+    """The exact length of the array ``render_note`` returns for these arguments, unrendered
+    (the strike and the variant do not change a note's length)."""
     return key_length(
         note_key(instrument, freq_hz, duration_s, velocity, sample_rate,
                  bell_interval=bell_interval)
@@ -188,17 +204,19 @@ def clear_cache() -> None:
 
 def render_note(
     instrument: str, freq_hz: float | None, duration_s: float, velocity: int = 100,
-    sample_rate: int = 48000, *, bell_interval: str = "minor",
+    sample_rate: int = 48000, *, bell_interval: str = "minor", strike: str = "正鼓",
+    variant: int = 0,
 ) -> np.ndarray:
     """The sound of one note as a read-only float32 mono array, natural decay tail included.
 
     ``instrument`` is a catalog name or alias; ``freq_hz`` the sounding pitch (drums ignore it
     and accept None); ``velocity`` 1–127 scales loudness (∝ (v/127)^1.5) and brightness.
-    ``bell_interval`` ('minor' 6/5 or 'major' 5/4) sets the 編鐘's 側鼓音.  The result has
-    ``note_length_samples(...)`` samples and is cached: equal notes return the same array.
+    ``bell_interval`` ('minor' 6/5 or 'major' 5/4) sets the 編鐘's 側鼓音; ``strike`` and
+    ``variant`` are ``note_key``'s.  The result has ``note_length_samples(...)`` samples and is
+    cached: equal notes return the same array.
     """
     key = note_key(instrument, freq_hz, duration_s, velocity, sample_rate,
-                   bell_interval=bell_interval)
+                   bell_interval=bell_interval, strike=strike, variant=variant)
     return render_key(key)
 
 
