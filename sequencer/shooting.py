@@ -16,6 +16,9 @@ from sequencer.events import CueSpan, Marker
 from sequencer.pieces import DRONE, SINGERS, play_syllable
 from sequencer.timebase import split_evenly, to_ticks
 
+JIE_STROKE_VELOCITY = 124  # the stroke that opens a 節: accented
+BEAT_STROKE_VELOCITY = 84  # the strokes inside it: (84/124)^1.5 is 5 dB under the accent
+
 
 def shoot(ens: Ensemble, tick: int, cue: Cue, voices: set[str],
           ) -> tuple[CueSpan, list[Marker]]:
@@ -38,7 +41,8 @@ def shoot(ens: Ensemble, tick: int, cue: Cue, voices: set[str],
             for offset, kind in zip(stroke_at, pattern, strict=True):
                 drum = (small if kind == drums.SMALL else large) or small or large
                 if drum:
-                    ens.stroke(at + offset, drum, cue.id)
+                    ens.stroke(at + offset, drum, cue.id, JIE_STROKE_VELOCITY if offset == 0
+                               else BEAT_STROKE_VELOCITY)
             if song.lost:
                 for semi in DRONE:
                     if "瑟" in voices:
