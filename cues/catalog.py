@@ -76,7 +76,7 @@ ENSEMBLE_BALANCE_LU: MappingProxyType[str, float] = MappingProxyType({
     # each voice's reference note relative to the singing voice, in LU (BS.1770 loudness)
     "歌": 0.0, "瑟": -4.0, "笙": -3.0, "和": -7.0, "管": -3.0,
     "編鐘": -1.0, "鑮": -4.0, "編磬": -3.0,
-    "建鼓": 0.0, "鼓": -1.0, "朔鼙": -5.0, "應鼙": -5.0, "鼙": -5.0, "鼗": -8.0,
+    "建鼓": 3.0, "鼓": 3.0, "朔鼙": -1.0, "應鼙": -1.0, "鼙": -1.0, "鼗": -6.0,
 })
 """The ensemble's balance (project choice, issue 14): the 瑟 4 LU under the 歌 it accompanies
 (3–5 LU), the 鑮 under the 編鐘 and the 建鼓, the small drums under the large."""

@@ -348,7 +348,8 @@ class PyoOutput(OutputPort):
                 left.remove(vid)
 
     def _gains(self, name: str) -> tuple[float, float]:
-        from instruments.mixer import HEADROOM_DB, pan_gains  # noqa: PLC0415
+        from instruments.mixer import HEADROOM_DB  # noqa: PLC0415
+        from instruments.placement import pan_gains  # noqa: PLC0415
 
         x, y = self.places.get(name, (0.0, -10.0))
         left, right = pan_gains(x, y)

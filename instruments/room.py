@@ -35,10 +35,10 @@ DEFAULT_ROOM = "courtyard"
 SPEED_OF_SOUND = 343.0
 HALL_FACADE_Y = 3.0  # the reflecting face of the hall, metres north of its front edge (y = 0)
 COURT_HALF_WIDTH_M = 14.0  # the east and west walls of the courtyard
-FACADE_REFLECTION = 0.7  # timber and plaster
-WALL_REFLECTION = 0.55  # rammed earth
+FACADE_REFLECTION = 0.15  # an open colonnade (楹) before timber walls: little comes back
+WALL_REFLECTION = 0.25  # rammed earth, far and partly open
 TAIL_T60_S = 0.7
-TAIL_SEND = 0.3
+TAIL_SEND = 0.5
 TAIL_DECIMATION = 8
 FRAME_WIDTH_M = 2.4
 SPREAD_INSTRUMENTS = frozenset({"編鐘", "編磬"})

@@ -251,12 +251,13 @@ def _qing(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
 
 def drum_mode_amplitudes(radius: float) -> list[float]:
     """|J_m(j_mn·r)| of each of ``MEMBRANE_MODES`` for a stroke at ``radius`` (fraction of the
-    head's radius), normalised to the largest."""
+    head's radius), scaled so that every stroke rings with the same energy (Σ a²·τ = 1): the
+    strike point changes the colour of a stroke, its level is the player's."""
     from scipy.special import jv
 
     amps = [abs(float(jv(int(mode[1]), j * radius))) for mode, _, _, j in MEMBRANE_MODES]
-    top = max(amps)
-    return [a / top for a in amps]
+    energy = sum(a * a * rel for a, (_, _, rel, _) in zip(amps, MEMBRANE_MODES, strict=True))
+    return [a / energy ** 0.5 for a in amps]
 
 
 def _drum_pitch_cents(variant: int) -> float:

@@ -1,7 +1,8 @@
 """The voice models as numbers and words: one entry per instrument of the catalog.
 
 What this module holds (no pyo, no numpy): the partial ratios of the bells, the stone and the
-membranes; each voice's level, whether it is sustained, and the paragraph ``yuezheng
+membranes, with their sources (docs/voices.md); the bell-strike rule (``bell_strike``: which
+tone of a 編鐘 a note strikes) and the stroke variation (``stroke_variant``); each voice's level, whether it is sustained, and the paragraph ``yuezheng
 instruments`` prints; the drums' parameters; the release of the sustained voices; the decay
 times of the struck and plucked voices; from them the exact length of a note
 (``key_length``), and the identity of a note (``NoteKey``).  ``instruments.synthesis`` builds the
@@ -90,7 +91,7 @@ STROKE_VARIANTS = len(DRUM_STRIKE_RADII)
 """Struck voices are synthesized in this many variants (strike position, a little pitch); the
 note's seed chooses one and a level within ``STROKE_LEVEL_DB``."""
 
-STROKE_LEVEL_DB = 1.0
+STROKE_LEVEL_DB = 0.75
 """A stroke's level varies by up to ± this many dB (seeded by the note)."""
 
 STROKE_PITCH_CENTS = 12.0
@@ -157,12 +158,12 @@ VOICES: dict[str, Voice] = {
                "adult male); 90 ms attack, 150 ms release"),
         Voice("建鼓", False, 0.25,
                "large two-headed drum on a post: six modes on 62 Hz ((0,1), (1,1) at 1.47, "
-               "(2,1), (0,2), (3,1), (4,1)); the (0,1) decays fastest (τ 0.3 s), the (1,1) "
-               "rings longest (τ 1.0 s); strike position, pitch (±12 cents) and level (±1 dB) "
+               "(2,1), (0,2), (3,1), (4,1)); the (0,1) decays fastest (τ 0.18 s), the (1,1) "
+               "rings longest (τ 0.6 s); strike position, pitch (±12 cents) and level (±0.75 dB) "
                "vary stroke by stroke; a pitch drop from +15 % and a noise slap; ignores the "
                "note's pitch"),
         Voice("鼓", False, 0.26,
-               "two-headed drum: the 建鼓 model on 80 Hz, (1,1) τ 0.8 s; ignores the note's "
+               "two-headed drum: the 建鼓 model on 80 Hz, (1,1) τ 0.45 s; ignores the note's "
                "pitch"),
         Voice("朔鼙", False, 0.21,
                "small two-headed drum (鼙, the first to strike, west): the mode set on 165 Hz, "
@@ -182,8 +183,8 @@ VOICES: dict[str, Voice] = {
 
 DRUMS: dict[str, tuple[float, float, float, float]] = {
     # name: ((0,1) mode Hz, (1,1) mode τ s, pitch-drop depth, noise cut-off Hz)
-    "建鼓": (62.0, 1.0, 0.15, 900.0),
-    "鼓": (80.0, 0.8, 0.15, 1100.0),
+    "建鼓": (62.0, 0.6, 0.15, 900.0),
+    "鼓": (80.0, 0.45, 0.15, 1100.0),
     "朔鼙": (165.0, 0.3, 0.12, 2400.0),
     "應鼙": (185.0, 0.3, 0.12, 2600.0),
     "鼙": (175.0, 0.3, 0.12, 2500.0),

@@ -16,8 +16,8 @@ from sequencer.events import CueSpan, Marker
 from sequencer.pieces import DRONE, SINGERS, play_syllable
 from sequencer.timebase import split_evenly, to_ticks
 
-JIE_STROKE_VELOCITY = 124  # the stroke that opens a 節: accented
-BEAT_STROKE_VELOCITY = 84  # the strokes inside it: (84/124)^1.5 is 5 dB under the accent
+JIE_STROKE_VELOCITY = 127  # the stroke that opens a 節: accented
+BEAT_STROKE_VELOCITY = 88  # the strokes inside it: (88/127)^1.5 is 4.8 dB under the accent
 
 
 def shoot(ens: Ensemble, tick: int, cue: Cue, voices: set[str],
