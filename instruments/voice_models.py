@@ -2,11 +2,12 @@
 
 What this module holds (no pyo, no numpy): the partial ratios of the bells, the stone and the
 membranes, with their sources (docs/voices.md); the bell-strike rule (``bell_strike``: which
-tone of a 編鐘 a note strikes) and the stroke variation (``stroke_variant``); each voice's level, whether it is sustained, and the paragraph ``yuezheng
-instruments`` prints; the drums' parameters; the release of the sustained voices; the decay
-times of the struck and plucked voices; from them the exact length of a note
-(``key_length``), and the identity of a note (``NoteKey``).  ``instruments.synthesis`` builds the
-sound from these numbers; ``instruments.voices`` validates notes and caches their sound.
+tone of a 編鐘 a note strikes) and the stroke variation (``stroke_variant``); each voice's
+level, whether it is sustained, and the paragraph ``yuezheng instruments`` prints; the drums'
+parameters; the release of the sustained voices; the decay times of the struck and plucked
+voices; from them the exact length of a note (``key_length``), and the identity of a note
+(``NoteKey``).  ``instruments.synthesis`` builds the sound from these numbers;
+``instruments.voices`` validates notes and caches their sound.
 
 Decay times are stated for a note at ``REFERENCE_HZ`` and scale as (REFERENCE_HZ / f)^power.
 ``REFERENCE_HZ`` is 261.63 Hz, the default 黃鍾 rounded to the hundredth of a hertz; it is a fact
