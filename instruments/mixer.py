@@ -167,11 +167,13 @@ class _Spill:
             for delay, left, right in taps:
                 st[0, delay:delay + n] += np.multiply(buf, gain * left, out=tmp)
                 st[1, delay:delay + n] += np.multiply(buf, gain * right, out=tmp)
-            if room.has_tail:
+            if room.has_tail:  # each ear's tail is fed from the source's side
                 send = sends.get(stem)
                 if send is None:
-                    send = sends[stem] = np.zeros(n)
-                send += np.multiply(buf, gain * room.send(*place), out=tmp)
+                    send = sends[stem] = np.zeros((2, n))
+                to_left, to_right = room.send(*place)
+                send[0] += np.multiply(buf, gain * to_left, out=tmp)
+                send[1] += np.multiply(buf, gain * to_right, out=tmp)
         return self._finish(out, sends, n)
 
     def _finish(self, out: dict[str, np.ndarray], sends: dict[str, np.ndarray], n: int,

@@ -9,9 +9,10 @@
   walls (x = ±``COURT_HALF_WIDTH_M``, ``WALL_REFLECTION``): each an image source with its own
   pan, 1/d attenuation and delay;
 * a short decorrelated tail: two independent exponentially decaying noises (T60
-  ``TAIL_T60_S``, darkened above ``TAIL_DECIMATION``'s band), one per ear, fed by every source
-  at ``TAIL_SEND`` × its direct distance gain; it is convolved at 1/``TAIL_DECIMATION`` of the
-  sample rate (the tail has no energy up there) to keep the render fast.
+  ``TAIL_T60_S``, darkened above ``TAIL_DECIMATION``'s band), one per ear, each fed by every
+  source at ``TAIL_SEND`` × its direct gain to that ear (the tail keeps the source's side);
+  it is convolved at 1/``TAIL_DECIMATION`` of the sample rate (the tail has no energy up
+  there) to keep the render fast.
 
 Each frame (堵) of a hang is spread over ``FRAME_WIDTH_M``: a piece of a 編鐘 or 編磬 sounds from
 its own place along the frame, the low pieces at its west end, by pitch (``spread``).
@@ -38,7 +39,7 @@ COURT_HALF_WIDTH_M = 14.0  # the east and west walls of the courtyard
 FACADE_REFLECTION = 0.15  # an open colonnade (楹) before timber walls: little comes back
 WALL_REFLECTION = 0.25  # rammed earth, far and partly open
 TAIL_T60_S = 0.7
-TAIL_SEND = 0.5
+TAIL_SEND = 0.6
 TAIL_DECIMATION = 8
 FRAME_WIDTH_M = 2.4
 SPREAD_INSTRUMENTS = frozenset({"編鐘", "編磬"})
@@ -102,10 +103,11 @@ class Room:
             out.append((min(delay, self.max_delay), left * factor, right * factor))
         return tuple(out)
 
-    def send(self, x: float, y: float) -> float:
-        """How much of a source at (x, y) feeds the tail (its direct distance gain)."""
+    def send(self, x: float, y: float) -> tuple[float, float]:
+        """How much of a source at (x, y) feeds the left and the right ear's tail: its direct
+        gains, so that the tail keeps the side it comes from."""
         left, right = pan_gains(x, y, self.listener)
-        return TAIL_SEND * math.hypot(left, right)
+        return TAIL_SEND * left, TAIL_SEND * right
 
 
 @cache
@@ -138,8 +140,8 @@ class Tail:
         self.active = False
 
     def process(self, send: np.ndarray | None, n: int) -> np.ndarray | None:
-        """The tail's (2, n) output for a block whose send is ``send`` (None: silent); None
-        once nothing rings."""
+        """The tail's (2, n) output for a block whose (2, n) send (one per ear) is ``send``
+        (None: silent); None once nothing rings."""
         if send is None and not self.active:
             return None
         q = TAIL_DECIMATION
@@ -147,11 +149,11 @@ class Tail:
         m = self.m
         wet = np.zeros((2, k + m))
         if send is not None:
-            padded = np.zeros(k * q)
-            padded[:n] = send
-            low = padded.reshape(k, q).mean(axis=1)
+            padded = np.zeros((2, k * q))
+            padded[:, :n] = send
+            low = padded.reshape(2, k, q).mean(axis=2)
             size = 1 << (k + m - 1).bit_length()
-            spectrum = np.fft.rfft(low, size)[None, :] * _tail_spectrum(self.sample_rate, size)
+            spectrum = np.fft.rfft(low, size, axis=1) * _tail_spectrum(self.sample_rate, size)
             wet += np.fft.irfft(spectrum, size)[:, :k + m]
         wet[:, :m] += self.overlap
         out_low = wet[:, :k]
