@@ -9,10 +9,12 @@ catalog's table whatever a voice's synthesis level happens to be.
 
 from __future__ import annotations
 
+import numpy as np
+
 from cues.catalog import CATALOG, CATALOG_LEVEL_LUFS, ENSEMBLE_BALANCE_LU
 from instruments import voices
-from instruments.loudness import integrated_loudness
-from instruments.voice_models import REFERENCE_HZ
+from instruments.loudness import integrated_loudness, k_weighted
+from instruments.voice_models import REFERENCE_HZ, NoteKey
 
 _GAINS: dict[tuple[str, int], float] = {}
 
@@ -31,4 +33,19 @@ def voice_gain(instrument: str, sample_rate: int) -> float:
         target = CATALOG_LEVEL_LUFS + ENSEMBLE_BALANCE_LU[instrument]
         found = 10.0 ** ((target - reference_loudness(instrument, sample_rate)) / 20.0)
         _GAINS[(instrument, sample_rate)] = found
+    return found
+
+
+_WEIGHTED: dict[NoteKey, np.ndarray] = {}
+
+
+def k_weighted_note(key: NoteKey) -> np.ndarray:
+    """The note ``key`` through the K-weighting filter (float32; kept for the render's
+    measuring pass: the filter is linear, so the mix of these is the K-weighted mix)."""
+    found = _WEIGHTED.get(key)
+    if found is None:
+        if len(_WEIGHTED) > 2048:
+            _WEIGHTED.clear()
+        wave = voices.render_key(key)
+        found = _WEIGHTED[key] = k_weighted(wave, key.sample_rate).astype(np.float32)
     return found

@@ -98,11 +98,14 @@ class LoudnessMeter:
         self.pending = np.zeros(0)
         self.frames: list[np.ndarray] = []
 
-    def add(self, block: np.ndarray) -> None:
-        """The next (channels, n) samples."""
+    def add(self, block: np.ndarray, weighted: bool = False) -> None:
+        """The next (channels, n) samples (``weighted``: already K-weighted)."""
         from scipy.signal import sosfilt
 
-        y, self.state = sosfilt(self.sos, block, axis=1, zi=self.state)
+        if weighted:
+            y = block
+        else:
+            y, self.state = sosfilt(self.sos, block, axis=1, zi=self.state)
         energy = np.concatenate([self.pending, (y * y).sum(axis=0)])
         whole = energy.size // self.frame * self.frame
         self.frames.append(energy[:whole].reshape(-1, self.frame).sum(axis=1))

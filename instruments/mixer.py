@@ -34,7 +34,7 @@ import numpy as np
 
 from cues.errors import UserError
 from instruments import voices
-from instruments.levels import voice_gain
+from instruments.levels import k_weighted_note, voice_gain
 from instruments.limiter import LIMITER_CHUNK, PeakLimiter
 from instruments.loudness import LoudnessMeter
 from instruments.placement import DEFAULT_LISTENER
@@ -126,12 +126,13 @@ def _plan(notes: Iterable[RenderNote], sample_rate: int, room: Room) -> list[_Pl
 
 
 def measured_loudness(placed: Sequence[_Placed], total: int, block: int, room: Room) -> float:
-    """The integrated loudness of the placed notes' mix before any gain: the mix is computed
-    once, measured block by block and dropped (a first pass; memory stays bounded)."""
+    """The integrated loudness of the placed notes' mix before any gain: a first pass mixes the
+    notes' K-weighted waveforms (the filter is linear: that is the K-weighted mix, but for the
+    tail's resampling) and gates its energy block by block; memory stays bounded."""
     meter = LoudnessMeter(room.sample_rate)
-    for n, raw in _raw_blocks(placed, total, block, room, merged=True):
+    for n, raw in _raw_blocks(placed, total, block, room, merged=True, wave=k_weighted_note):
         mix = raw.get("")
-        meter.add(np.zeros((2, n)) if mix is None else mix)
+        meter.add(np.zeros((2, n)) if mix is None else mix, weighted=True)
     return meter.integrated()
 
 
@@ -202,9 +203,11 @@ class _Spill:
 
 def _raw_blocks(
     placed: Sequence[_Placed], total: int, block: int, room: Room, merged: bool = False,
+    wave: Callable[[voices.NoteKey], np.ndarray] = voices.render_key,
 ) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
     """Per block: (n, {stem: float64 (2, n)}) before loudness gain and limiter (silent stems
-    are absent from the dict); ``merged``: one stem "" holding everything (no stems wanted)."""
+    are absent from the dict); ``merged``: one stem "" holding everything (no stems wanted);
+    ``wave``: each note's waveform (its sound, or its K-weighted sound)."""
     active: list[tuple[_Placed, np.ndarray]] = []
     spill = _Spill(room)
     nxt = 0
@@ -213,12 +216,12 @@ def _raw_blocks(
         n = b1 - b0
         while nxt < len(placed) and placed[nxt].start < b1:
             p = placed[nxt]
-            active.append((p, voices.render_key(p.key)))
+            active.append((p, wave(p.key)))
             nxt += 1
         # group by (stem, place, gain): notes at one place and level are summed in mono
         # (float32, like the waveforms: half the memory traffic), then heard through the room
         groups: dict[tuple[str, tuple[float, float], float], np.ndarray] = {}
-        for p, wave in active:
+        for p, samples in active:
             lo = max(b0, p.start)
             hi = min(b1, p.end)
             if hi <= lo:
@@ -227,7 +230,7 @@ def _raw_blocks(
             buf = groups.get(gkey)
             if buf is None:
                 buf = groups[gkey] = np.zeros(n, dtype=np.float32)
-            buf[lo - b0:hi - b0] += wave[lo - p.start:hi - p.start]
+            buf[lo - b0:hi - b0] += samples[lo - p.start:hi - p.start]
         active = [(p, w) for p, w in active if p.end > b1]
         yield n, spill.block(groups, n)
 
