@@ -522,12 +522,28 @@ def _register_audition(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", metavar="OUT", required=True, help="OUT.wav or OUT.flac")
     _add_tuning(p, "equal")
     _add_bell_interval(p)
+    _add_room_args(p, loudness=False)
     p.set_defaults(func=cmd_audition)
+
+
+def _add_room_args(p: argparse.ArgumentParser, loudness: bool) -> None:
+    """--room (and for render --loudness, --bell-detune): how the built-in voices are heard."""
+    p.add_argument("--room", choices=("courtyard", "dry"), default="courtyard",
+                   help="courtyard (default): reflections from the hall and the side walls, "
+                   "a short tail, delays by distance; dry: pan and distance only")
+    if loudness:
+        p.add_argument("--loudness", type=float, metavar="LUFS", default=-18.0,
+                       help="normalise the render to this integrated loudness (BS.1770; "
+                       "default -18)")
+        p.add_argument("--bell-detune", choices=("0", "5", "excavated"), default="0",
+                       help="each bell's fixed tuning error: none (default), up to ±5 cents, "
+                       "or an excavated set's ±25 cents")
 
 
 def cmd_audition(args: argparse.Namespace) -> int:
     from instruments.audio_files import write_audio
     from instruments.audition import audition_notes
+    from instruments.mixer import Mastering
 
     pitch_hz = None
     if args.tuning == "sanfen":
@@ -536,7 +552,7 @@ def cmd_audition(args: argparse.Namespace) -> int:
         pitch_hz = parse_tuning(args.tuning, args.huangzhong_hz).hz
     notes = audition_notes(args.name, args.huangzhong_hz, bell_interval=args.bell_interval,
                            pitch_hz=pitch_hz)
-    report = write_audio(args.output, notes)
+    report = write_audio(args.output, notes, how=Mastering(room=args.room))
     _out(f"wrote {report.path}: {notes[0].instrument}, {report.notes} notes, "
          f"{report.duration_s:.2f} s, peak {report.peak:.3f}, "
          f"{report.realtime_factor:.1f}× real time")
@@ -552,6 +568,7 @@ def _register_render(sub: argparse._SubParsersAction) -> None:
                    help="built-in voices (default) or FluidSynth with a SoundFont")
     p.add_argument("--soundfont", metavar="FILE.sf2", help="for --engine fluidsynth")
     _add_bell_interval(p)
+    _add_room_args(p, loudness=True)
     p.set_defaults(func=cmd_render)
 
 
@@ -568,7 +585,8 @@ def cmd_render(args: argparse.Namespace) -> int:
         return EXIT_OK
     progress = _progress_bar(f"render {rite.id}") if sys.stderr.isatty() else None
     report = render_timeline(timeline, args.output, stems_dir=args.stems,
-                             bell_interval=args.bell_interval, progress=progress)
+                             bell_interval=args.bell_interval, bell_detune=args.bell_detune,
+                             room=args.room, loudness=args.loudness, progress=progress)
     if progress is not None:
         _err("")
     stems = f", {len(report.stems)} stems in {args.stems}" if report.stems else ""

@@ -68,6 +68,19 @@ _ENTRIES: tuple[Instrument, ...] = (
                None, 54, "「鼗如鼓而小，有柄。賓至，搖之以奏樂也」", ("鞉",)),
 )
 
+CATALOG_LEVEL_LUFS = -20.0
+"""The loudness of a velocity-100 reference note of a voice whose balance is 0 LU, heard at the
+reference distance (5 m): the level ``audition`` plays at; a render is then normalised."""
+
+ENSEMBLE_BALANCE_LU: MappingProxyType[str, float] = MappingProxyType({
+    # each voice's reference note relative to the singing voice, in LU (BS.1770 loudness)
+    "歌": 0.0, "瑟": -4.0, "笙": -3.0, "和": -7.0, "管": -3.0,
+    "編鐘": -1.0, "鑮": -4.0, "編磬": -3.0,
+    "建鼓": 3.0, "鼓": 3.0, "朔鼙": -1.0, "應鼙": -1.0, "鼙": -1.0, "鼗": -6.0,
+})
+"""The ensemble's balance (project choice, issue 14): the 瑟 4 LU under the 歌 it accompanies
+(3–5 LU), the 鑮 under the 編鐘 and the 建鼓, the small drums under the large."""
+
 CATALOG: MappingProxyType[str, Instrument] = MappingProxyType({i.name: i for i in _ENTRIES})
 _ALIASES: dict[str, str] = {}
 for _inst in _ENTRIES:

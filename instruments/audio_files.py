@@ -28,13 +28,16 @@ from instruments.mixer import (
     DEFAULT_BLOCK_S,
     DEFAULT_SAMPLE_RATE,
     MasteredBlock,
+    Mastering,
     Progress,
     RenderNote,
     mastered_blocks,
     stem_names,
 )
-from instruments.placement import DEFAULT_LISTENER
 from instruments.wavfile import Wav24Writer
+
+CATALOG_LEVEL = Mastering()
+"""The default: the courtyard, from the default listener, at the catalog level."""
 
 AUDIO_FORMATS: dict[str, str] = {".wav": "WAV", ".flac": "FLAC"}
 AUDIO_SUBTYPE = "PCM_24"
@@ -142,10 +145,13 @@ def _write_blocks(blocks: Iterator[MasteredBlock], mix_file: Any,
 
 def write_audio(
     path: str | Path, notes: Iterable[RenderNote], *, sample_rate: int = DEFAULT_SAMPLE_RATE,
-    stems_dir: str | Path | None = None, listener: tuple[float, float] = DEFAULT_LISTENER,
+    stems_dir: str | Path | None = None, how: Mastering = CATALOG_LEVEL,
     block_s: float = DEFAULT_BLOCK_S, progress: Progress | None = None,
 ) -> AudioReport:
     """Render ``notes`` to a 24-bit stereo WAV or FLAC (by extension) and report on it.
+
+    ``how`` says where the listener stands, in which room, and the loudness to normalise to
+    (by default: the courtyard, at the catalog level, not normalised).
 
     With ``stems_dir`` also write one file per stem (same format; names from ``stem_path``);
     the stems sum to the mix within ``STEM_SUM_TOLERANCE_LSB`` × (stems + 1) LSB of 24 bits.
@@ -164,7 +170,7 @@ def write_audio(
     with contextlib.ExitStack() as files:
         mix_file = _open_audio(files, out_path, fmt, sample_rate)
         handles = {s: _open_audio(files, p, fmt, sample_rate) for s, p in stem_paths.items()}
-        blocks = mastered_blocks(note_list, sample_rate, block_s, listener, progress, stats,
+        blocks = mastered_blocks(note_list, sample_rate, block_s, how, progress, stats,
                                  with_stems=bool(handles))
         frames, peak = _write_blocks(blocks, mix_file, handles)
     compute = time.perf_counter() - t0

@@ -1,23 +1,27 @@
 """The offline mixer: place rendered notes in the courtyard, mix them in blocks, master them.
 
-Each note is placed by ``instruments.placement.pan_gains`` (constant-power pan and 1/d distance
-attenuation, heard from the listener in the courtyard).
+Each note plays at its voice's catalog level (``instruments.levels.voice_gain``) times its
+stroke level (struck voices vary by ±1 dB, seeded by the note: ``stroke_variant``), and is heard
+through ``instruments.room``: in the courtyard its direct sound, three early reflections and a
+share of the tail, each delayed by its path; dry, the old constant-power pan and 1/d attenuation
+(``instruments.placement``) only.
 
 Mixing (``render``) is block by block: notes are sorted by onset, each note's cached waveform
 (``instruments.voices.render_key``) is added only into the blocks it overlaps, and a note's
-waveform is released once its last block is done, so memory is bounded by the polyphony, not by
-the length of the piece.  The sum is computed in a fixed order (float32 per place, float64 per
-stem), so the same notes always give the same bytes.
+waveform is released once its last block is done, so memory is bounded by the polyphony, the
+room's longest delay and its tail, not by the length of the piece.  The sum is computed in a
+fixed order (float32 per place, float64 per stem), so the same notes always give the same bytes.
 
-Mastering: a fixed master gain of ``HEADROOM_DB`` (+14 dB: a courtyard listener 15 m from the
-hang hears it at about 1/3 of the 5 m reference level, so a rite sits near −24 dBFS RMS with peaks
-near −3 dBFS) and then the look-ahead peak limiter of ``instruments.limiter`` (ceiling 0.98).
-The limiter's peak for a chunk is the largest |sample| of the mix *and of every stem* in the
-chunk (stems that cancel in the mix can be louder than it), and the same gain curve is applied
-to every stem, so the stems still sum to the mix and none of them clips either.  Without stems
-the notes are summed per place only (no per-stem arrays, about a third less work), so a mix
-rendered without ``--stems`` may differ from one rendered with them in the last bits and where a
-stem alone would have needed limiting.  ``instruments.audio_files`` writes the blocks to files.
+Mastering: with a ``loudness`` target the whole render is scaled so that its BS.1770 integrated
+loudness is the target — a first pass mixes it and measures it (``measured_loudness``), the
+second writes it — without one it plays at the catalog level; then the
+look-ahead peak limiter of ``instruments.limiter`` (ceiling 0.98).  The limiter's peak for a
+chunk is the largest |sample| of the mix *and of every stem* in the chunk (stems that cancel in
+the mix can be louder than it), and the same gain curve is applied to every stem, so the stems
+still sum to the mix and none of them clips either.  Without stems the notes are summed per
+place only (no per-stem arrays), so a mix rendered without ``--stems`` may differ from one
+rendered with them in the last bits and where a stem alone would have needed limiting.
+``instruments.audio_files`` writes the blocks to files.
 """
 
 from __future__ import annotations
@@ -30,26 +34,31 @@ import numpy as np
 
 from cues.errors import UserError
 from instruments import voices
+from instruments.levels import k_weighted_note, voice_gain
 from instruments.limiter import LIMITER_CHUNK, PeakLimiter
-from instruments.placement import DEFAULT_LISTENER, pan_gains
+from instruments.loudness import LoudnessMeter
+from instruments.placement import DEFAULT_LISTENER
+from instruments.room import DEFAULT_ROOM, ROOMS, Room, Tail, Tap, spread
 from instruments.strings import repluck_stops
-from instruments.voice_models import key_length
+from instruments.voice_models import REFERENCE_HZ, key_length, stroke_variant
 
 DEFAULT_SAMPLE_RATE = 48000
-HEADROOM_DB = 14.0
-HEADROOM_GAIN = 10.0 ** (HEADROOM_DB / 20.0)
 DEFAULT_BLOCK_S = 1.0
+HEADROOM_DB = 14.0
+"""The live pyo port's fixed gain (instruments.pyoport); offline renders use loudness instead."""
 
 Progress = Callable[[float, float], None]
 """progress(seconds rendered, total seconds)"""
 
 MasteredBlock = tuple[np.ndarray, dict[str, np.ndarray]]
-"""(mix float32 (n, 2), {stem: float32 (n, 2)}) after headroom and limiter."""
+"""(mix float32 (n, 2), {stem: float32 (n, 2)}) after loudness gain and limiter."""
 
 
 @dataclass(frozen=True)
 class RenderNote:
-    """One note to render: when, what, where (metres east, north) and which stem it goes to."""
+    """One note to render: when, what, where (metres east, north) and which stem it goes to;
+    ``strike`` is the tone a 編鐘 or 鑮 note strikes, ``seed`` varies a struck voice's stroke
+    (strike position, pitch, level) — the same seed, the same stroke."""
 
     start_s: float
     instrument: str
@@ -61,6 +70,8 @@ class RenderNote:
     stem: str
     bell_interval: str = "minor"
     lyric: str | None = None  # the syllable a 歌 note sings
+    strike: str = "正鼓"
+    seed: int = 0
 
     def __post_init__(self) -> None:
         for name in ("start_s", "x", "y"):
@@ -81,8 +92,8 @@ class _Placed:
     start: int  # first sample
     length: int
     key: voices.NoteKey
-    left: float
-    right: float
+    gain: float  # catalog level × stroke level
+    place: tuple[float, float]
     stem: str
 
     @property
@@ -90,8 +101,24 @@ class _Placed:
         return self.start + self.length
 
 
-def _plan(notes: Iterable[RenderNote], sample_rate: int,
-          listener: tuple[float, float]) -> list[_Placed]:
+def _place(i: int, n: RenderNote, sample_rate: int, room: Room,
+           stop_s: float | None) -> _Placed:
+    try:
+        key = voices.note_key(n.instrument, n.freq_hz, n.duration_s, n.velocity, sample_rate,
+                              bell_interval=n.bell_interval, lyric=n.lyric, stop_s=stop_s,
+                              strike=n.strike, variant=n.seed)
+    except UserError as exc:
+        raise UserError(f"note {i} (at {n.start_s:g} s, {n.instrument}): {exc}") from None
+    gain = voice_gain(key.instrument, sample_rate)
+    if not voices.is_sustained(key.instrument) and key.instrument != "瑟":
+        gain *= stroke_variant(n.seed)[1]
+    place = (n.x, n.y) if room.mode == "dry" else spread(key.instrument, n.x, n.y, key.freq_hz,
+                                                          REFERENCE_HZ)
+    return _Placed(int(round(n.start_s * sample_rate)), key_length(key), key, gain, place,
+                   n.stem)
+
+
+def _plan(notes: Iterable[RenderNote], sample_rate: int, room: Room) -> list[_Placed]:
     placed = []
     notes = list(notes)
     for i, n in enumerate(notes):
@@ -99,18 +126,21 @@ def _plan(notes: Iterable[RenderNote], sample_rate: int,
             raise UserError(f"note {i}: expected a RenderNote, got {type(n).__name__}")
     stops = repluck_stops([(n.instrument, n.freq_hz, n.start_s, n.x, n.y) for n in notes])
     for i, n in enumerate(notes):
-        try:
-            key = voices.note_key(n.instrument, n.freq_hz, n.duration_s, n.velocity, sample_rate,
-                                  bell_interval=n.bell_interval, lyric=n.lyric,
-                                  stop_s=stops.get(i))
-        except UserError as exc:
-            raise UserError(f"note {i} (at {n.start_s:g} s, {n.instrument}): {exc}") from None
-        left, right = pan_gains(n.x, n.y, listener)
-        placed.append(_Placed(int(round(n.start_s * sample_rate)), key_length(key), key,
-                              left, right, n.stem))
+        placed.append(_place(i, n, sample_rate, room, stops.get(i)))
     # stable: notes with equal onsets keep their input order
     placed.sort(key=lambda p: p.start)
     return placed
+
+
+def measured_loudness(placed: Sequence[_Placed], total: int, block: int, room: Room) -> float:
+    """The integrated loudness of the placed notes' mix before any gain: a first pass mixes the
+    notes' K-weighted waveforms (the filter is linear: that is the K-weighted mix, but for the
+    tail's resampling) and gates its energy block by block; memory stays bounded."""
+    meter = LoudnessMeter(room.sample_rate)
+    for n, raw in _raw_blocks(placed, total, block, room, merged=True, wave=k_weighted_note):
+        mix = raw.get("")
+        meter.add(np.zeros((2, n)) if mix is None else mix, weighted=True)
+    return meter.integrated()
 
 
 def stem_names(notes: Iterable[RenderNote]) -> tuple[str, ...]:
@@ -121,43 +151,95 @@ def stem_names(notes: Iterable[RenderNote]) -> tuple[str, ...]:
 # ── mixing ──────────────────────────────────────────────────────────────────────────────────
 
 
+class _Spill:
+    """Per-stem output that runs past the block (delayed taps and the tail), carried over."""
+
+    def __init__(self, room: Room) -> None:
+        self.room = room
+        self.carry: dict[str, np.ndarray] = {}
+        self.tails: dict[str, Tail] = {}
+
+    def block(self, groups: dict[tuple[str, tuple[float, float], float], np.ndarray], n: int,
+              ) -> dict[str, np.ndarray]:
+        """The block's (2, n) float64 per stem from its per-place mono sums."""
+        room = self.room
+        width = n + room.max_delay
+        out: dict[str, np.ndarray] = {}
+        sends: dict[str, np.ndarray] = {}
+        tmp = np.empty(n, dtype=np.float64)
+        for (stem, place, gain), buf in groups.items():
+            st = out.get(stem)
+            if st is None:
+                st = out[stem] = np.zeros((2, width), dtype=np.float64)
+            taps: tuple[Tap, ...] = room.taps(*place)
+            for delay, left, right in taps:
+                st[0, delay:delay + n] += np.multiply(buf, gain * left, out=tmp)
+                st[1, delay:delay + n] += np.multiply(buf, gain * right, out=tmp)
+            if room.has_tail:  # each ear's tail is fed from the source's side
+                send = sends.get(stem)
+                if send is None:
+                    send = sends[stem] = np.zeros((2, n))
+                to_left, to_right = room.send(*place)
+                send[0] += np.multiply(buf, gain * to_left, out=tmp)
+                send[1] += np.multiply(buf, gain * to_right, out=tmp)
+        return self._finish(out, sends, n)
+
+    def _finish(self, out: dict[str, np.ndarray], sends: dict[str, np.ndarray], n: int,
+                ) -> dict[str, np.ndarray]:
+        room = self.room
+        for stem in set(self.carry) | set(self.tails):
+            if stem not in out:
+                out[stem] = np.zeros((2, n + room.max_delay), dtype=np.float64)
+        for stem, st in out.items():
+            carry = self.carry.pop(stem, None)
+            if carry is not None:
+                st[:, :carry.shape[1]] += carry
+            if room.has_tail:
+                tail = self.tails.get(stem)
+                if tail is None:
+                    tail = self.tails[stem] = room.new_tail()
+                wet = tail.process(sends.get(stem), n)
+                if wet is not None:
+                    st[:, :n] += wet
+                else:
+                    del self.tails[stem]
+            if room.max_delay and np.any(st[:, n:]):
+                self.carry[stem] = st[:, n:].copy()
+        return {stem: st[:, :n] for stem, st in out.items()}
+
+
 def _raw_blocks(
-    placed: Sequence[_Placed], total: int, block: int, merged: bool = False,
+    placed: Sequence[_Placed], total: int, block: int, room: Room, merged: bool = False,
+    wave: Callable[[voices.NoteKey], np.ndarray] = voices.render_key,
 ) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
-    """Per block: (n, {stem: float64 (2, n)}) before headroom and limiter (silent stems are
-    absent from the dict); ``merged``: one stem "" holding everything (no stems are wanted)."""
+    """Per block: (n, {stem: float64 (2, n)}) before loudness gain and limiter (silent stems
+    are absent from the dict); ``merged``: one stem "" holding everything (no stems wanted);
+    ``wave``: each note's waveform (its sound, or its K-weighted sound)."""
     active: list[tuple[_Placed, np.ndarray]] = []
+    spill = _Spill(room)
     nxt = 0
     for b0 in range(0, total, block):
         b1 = min(total, b0 + block)
         n = b1 - b0
         while nxt < len(placed) and placed[nxt].start < b1:
             p = placed[nxt]
-            active.append((p, voices.render_key(p.key)))
+            active.append((p, wave(p.key)))
             nxt += 1
-        # group by (stem, gains): notes at one place are summed in mono (float32, like the
-        # waveforms: half the memory traffic), then panned once into float64 stems
-        groups: dict[tuple[str, float, float], np.ndarray] = {}
-        for p, wave in active:
+        # group by (stem, place, gain): notes at one place and level are summed in mono
+        # (float32, like the waveforms: half the memory traffic), then heard through the room
+        groups: dict[tuple[str, tuple[float, float], float], np.ndarray] = {}
+        for p, samples in active:
             lo = max(b0, p.start)
             hi = min(b1, p.end)
             if hi <= lo:
                 continue
-            gkey = ("" if merged else p.stem, p.left, p.right)
+            gkey = ("" if merged else p.stem, p.place, p.gain)
             buf = groups.get(gkey)
             if buf is None:
                 buf = groups[gkey] = np.zeros(n, dtype=np.float32)
-            buf[lo - b0:hi - b0] += wave[lo - p.start:hi - p.start]
-        out: dict[str, np.ndarray] = {}
-        tmp = np.empty(n, dtype=np.float64)
-        for (stem, left, right), buf in groups.items():
-            st = out.get(stem)
-            if st is None:
-                st = out[stem] = np.zeros((2, n), dtype=np.float64)
-            st[0] += np.multiply(buf, left, out=tmp)
-            st[1] += np.multiply(buf, right, out=tmp)
+            buf[lo - b0:hi - b0] += samples[lo - p.start:hi - p.start]
         active = [(p, w) for p, w in active if p.end > b1]
-        yield n, out
+        yield n, spill.block(groups, n)
 
 
 def _frames(x: np.ndarray) -> np.ndarray:
@@ -171,30 +253,32 @@ def _frames(x: np.ndarray) -> np.ndarray:
 class _Mastering:
     """Headroom and limiter for one render: turns the raw blocks into mastered blocks."""
 
-    def __init__(self, sample_rate: int, stems: tuple[str, ...], with_stems: bool) -> None:
+    def __init__(self, sample_rate: int, stems: tuple[str, ...], with_stems: bool,
+                 gain: float) -> None:
         self.limiter = PeakLimiter(sample_rate)
+        self.gain = gain
         self.stems = stems
         self.with_stems = with_stems
 
     def mix(self, raw: dict[str, np.ndarray], n: int) -> np.ndarray:
-        """The block's mix (2, n) after headroom; without stems ``raw``'s one merged entry is
-        taken out of it."""
+        """The block's mix (2, n) after the loudness gain; without stems ``raw``'s one merged
+        entry is taken out of it."""
         if self.with_stems:
             mix = np.zeros((2, n), dtype=np.float64)
             for s in self.stems:
                 if s in raw:
                     mix += raw[s]
-            mix *= HEADROOM_GAIN
+            mix *= self.gain
             return mix
         merged = raw.pop("", None)
-        return np.zeros((2, n), dtype=np.float64) if merged is None else merged * HEADROOM_GAIN
+        return np.zeros((2, n), dtype=np.float64) if merged is None else merged * self.gain
 
     def required(self, raw: dict[str, np.ndarray], mix: np.ndarray) -> np.ndarray:
         """Per-chunk gains that keep the mix and, when they are written, every stem under the
         ceiling (stems can exceed the mix where they cancel each other)."""
         m = -(-mix.shape[1] // LIMITER_CHUNK)
         req = np.ones(m)
-        for x, scale in [(mix, 1.0)] + [(raw[s], HEADROOM_GAIN) for s in self.stems if s in raw]:
+        for x, scale in [(mix, 1.0)] + [(raw[s], self.gain) for s in self.stems if s in raw]:
             r = PeakLimiter.required(x, scale)
             if r is not None:
                 np.minimum(req, r, out=req)
@@ -208,7 +292,7 @@ class _Mastering:
         out_mix = _frames(mix if g is None else mix * g)
         out_stems: dict[str, np.ndarray] = {}
         if self.with_stems:
-            scale = HEADROOM_GAIN if g is None else HEADROOM_GAIN * g
+            scale = self.gain if g is None else self.gain * g
             for s in self.stems:
                 st = raw.get(s)
                 out_stems[s] = (np.zeros((n, 2), dtype=np.float32) if st is None else
@@ -229,6 +313,23 @@ class _Mastering:
             yield self.finish(*pending, 1.0)
 
 
+@dataclass(frozen=True)
+class Mastering:
+    """How a render is heard and mastered: the listener, the room ("courtyard" or "dry") and
+    the integrated loudness to normalise to (LUFS; None: play at the catalog level)."""
+
+    listener: tuple[float, float] = DEFAULT_LISTENER
+    room: str = DEFAULT_ROOM
+    loudness: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.room not in ROOMS:
+            raise UserError(f"room must be one of {', '.join(ROOMS)}, got {self.room!r}")
+        lufs = self.loudness
+        if lufs is not None and (not isinstance(lufs, int | float) or not -60 <= lufs <= -6):
+            raise UserError(f"loudness must be from -60 to -6 LUFS, got {lufs!r}")
+
+
 def _check_render_settings(sample_rate: int, block_s: float) -> None:
     voices.check_sample_rate(sample_rate)
     if not isinstance(block_s, int | float) or not 0.01 <= block_s <= 60:
@@ -236,25 +337,30 @@ def _check_render_settings(sample_rate: int, block_s: float) -> None:
 
 
 def mastered_blocks(
-    notes: Iterable[RenderNote], sample_rate: int, block_s: float,
-    listener: tuple[float, float], progress: Progress | None, stats: dict[str, float] | None,
-    with_stems: bool = False,
+    notes: Iterable[RenderNote], sample_rate: int, block_s: float, how: Mastering,
+    progress: Progress | None, stats: dict[str, float] | None, with_stems: bool = False,
 ) -> Iterator[MasteredBlock]:
-    """Per block: (mix, {stem: frames}) after headroom and limiter; the stem dict is empty
-    unless ``with_stems``.  ``stats``, when given, receives the frame and note counts and the
-    limiter's work."""
+    """Per block: (mix, {stem: frames}) after loudness gain and limiter; the stem dict is empty
+    unless ``with_stems``.  ``stats``, when given, receives the frame and note counts, the
+    planned loudness and the limiter's work."""
     _check_render_settings(sample_rate, block_s)
     note_list = list(notes)
-    placed = _plan(note_list, sample_rate, listener)
+    room = Room(how.room, sample_rate, how.listener)
+    placed = _plan(note_list, sample_rate, room)
     total = max((p.end for p in placed), default=0)
+    total += room.extra if placed else 0
     block = max(1, round(block_s * sample_rate / LIMITER_CHUNK)) * LIMITER_CHUNK
+    gain = 1.0
+    if how.loudness is not None and placed:
+        measured = measured_loudness(placed, total, block, room)
+        if math.isfinite(measured):
+            gain = 10.0 ** ((how.loudness - measured) / 20.0)
     if stats is not None:
-        stats["frames"] = total
-        stats["notes"] = len(placed)
-        stats["unique_notes"] = len({p.key for p in placed})
-    mastering = _Mastering(sample_rate, stem_names(note_list), with_stems)
+        stats.update(frames=total, notes=len(placed), unique_notes=len({p.key for p in placed}))
+    mastering = _Mastering(sample_rate, stem_names(note_list), with_stems, gain)
     done = 0
-    for out in mastering.blocks(_raw_blocks(placed, total, block, merged=not with_stems)):
+    raw = _raw_blocks(placed, total, block, room, merged=not with_stems)
+    for out in mastering.blocks(raw):
         done += out[0].shape[0]
         if progress is not None:
             progress(done / sample_rate, total / sample_rate)
@@ -266,7 +372,7 @@ def mastered_blocks(
 
 def render(
     notes: Iterable[RenderNote], *, sample_rate: int = DEFAULT_SAMPLE_RATE,
-    block_s: float = DEFAULT_BLOCK_S, listener: tuple[float, float] = DEFAULT_LISTENER,
+    block_s: float = DEFAULT_BLOCK_S, how: Mastering | None = None,
     progress: Progress | None = None,
 ) -> Iterator[np.ndarray]:
     """Yield the mastered stereo mix as float32 blocks of shape (n, 2), |sample| ≤ 0.98.
@@ -275,7 +381,9 @@ def render(
     lazily, block by block, as the iterator is consumed.
 
     Blocks are ``block_s`` long (rounded to 256 samples) except the last; the mix runs from 0 s
-    to the end of the last note's tail.  These are the samples ``write_audio`` writes.
+    to the end of the last note's tail and the room's.  These are the samples ``write_audio``
+    writes.
     """
-    for mix, _ in mastered_blocks(notes, sample_rate, block_s, listener, progress, None):
+    how = Mastering() if how is None else how
+    for mix, _ in mastered_blocks(notes, sample_rate, block_s, how, progress, None):
         yield mix

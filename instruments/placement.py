@@ -29,10 +29,18 @@ def pan_gains(
     Constant-power pan on p = sin(azimuth), times 1/d distance attenuation relative to 5 m
     (clamped to 1 inside 5 m).  See the module docstring for the exact law.
     """
+    p, att = pan_position(x, y, listener)
+    angle = (p + 1.0) * math.pi / 4.0
+    return math.cos(angle) * att, math.sin(angle) * att
+
+
+def pan_position(
+    x: float, y: float, listener: tuple[float, float] = DEFAULT_LISTENER
+) -> tuple[float, float]:
+    """(p, attenuation) of a source at (x, y): the pan position p = sin(azimuth) from −1 (west,
+    left) to +1 (east, right) and the 1/d distance gain (clamped to 1 inside 5 m)."""
     dx = float(x) - float(listener[0])
     dy = float(y) - float(listener[1])
     d = math.hypot(dx, dy)
     p = dx / d if d > 0 else 0.0  # sin(atan2(dx, dy))
-    angle = (p + 1.0) * math.pi / 4.0
-    att = REFERENCE_DISTANCE_M / max(d, REFERENCE_DISTANCE_M)
-    return math.cos(angle) * att, math.sin(angle) * att
+    return p, REFERENCE_DISTANCE_M / max(d, REFERENCE_DISTANCE_M)

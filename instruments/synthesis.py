@@ -28,12 +28,20 @@ from typing import Any
 import numpy as np
 
 from instruments.sustained import NUMPY_VOICES
+from instruments.tuning import cents_ratio
 from instruments.voice_models import (
-    BELL_PARTIALS,
+    BELL_INTERVAL_SPREAD_CENTS,
+    BELL_INTERVALS,
+    BELL_PAIR_RANGE,
+    BELL_TRACE_DB,
+    BELL_UPPER,
+    DRUM_STRIKE_RADII,
     DRUMS,
     FADE_S,
-    MEMBRANE_RATIOS,
+    MEMBRANE_MODES,
     QING_MODE_RATIOS,
+    STROKE_PITCH_CENTS,
+    STROKE_VARIANTS,
     NoteKey,
     bianzhong_tau_s,
     bo_tau_s,
@@ -176,26 +184,58 @@ def _mixed(P: Any, parts: list[Any], keep: list[Any]) -> Any:
     return mix
 
 
+def _bell_tones(key: NoteKey) -> tuple[float, float, np.random.Generator]:
+    """(正鼓 Hz, this bell's 側鼓 : 正鼓 ratio, the bell's own random generator) of the bell a
+    編鐘 or 鑮 note strikes.  The bell is named by its nominal 正鼓 pitch, so the same bell has
+    the same interval and partials whichever tone is struck and in any render."""
+    f = float(key.freq_hz)  # type: ignore[arg-type]
+    nominal = BELL_INTERVALS[key.bell_interval or "minor"]
+    zheng_nominal = f if key.strike != "側鼓" else f / nominal
+    bell = np.random.default_rng(zlib.crc32(f"{key.instrument} {zheng_nominal:.2f}".encode()))
+    ratio = nominal * cents_ratio(float(bell.uniform(-1.0, 1.0)) * BELL_INTERVAL_SPREAD_CENTS)
+    zheng = f if key.strike != "側鼓" else f / ratio
+    return zheng, ratio, bell
+
+
+def _two_tone(key: NoteKey, tau: float, brightness: float, amp: float, pair: tuple[float, float],
+              upper: tuple[tuple[float, float], ...]) -> list[tuple[float, float, float]]:
+    """(ratio to the struck tone, amplitude, τ) of a two-tone bell's partials: the struck (2,0)
+    tone, its partner a trace BELL_TRACE_DB under it (the variant's strike position), the (3,0)
+    ``pair`` (ratios to the 正鼓) and the ``upper`` partials."""
+    f = float(key.freq_hz)  # type: ignore[arg-type]
+    zheng, ratio, _ = _bell_tones(key)
+    lo, hi = BELL_TRACE_DB
+    trace_db = lo + (hi - lo) * key.variant / max(1, STROKE_VARIANTS - 1)
+    trace = 10.0 ** (trace_db / 20.0)
+    ce_struck = key.strike == "側鼓"
+    partials = [(1.0, amp, tau),
+                (zheng / f if ce_struck else ratio, amp * trace, tau)]
+    for k, r in enumerate(pair):  # one member of the pair answers each strike point
+        strong = (k == 1) == ce_struck
+        partials.append((r * zheng / f, amp * brightness * (0.3 if strong else 0.15),
+                         tau / r ** 0.9))
+    for r, a in upper:
+        partials.append((r * zheng / f, amp * a * brightness ** 2, tau / r ** 1.6))
+    return partials
+
+
 def _bell(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
     f = float(key.freq_hz)  # type: ignore[arg-type]
     amp, b = _vel(key)
-    tau1 = bianzhong_tau_s(f)
-    ratios = BELL_PARTIALS[key.bell_interval or "minor"]
-    amps = (1.0, 0.6, 0.3, 0.22, 0.18)
-    partials = _partials(zip(ratios, amps, strict=True), amp, 0.55 + 0.45 * b, tau1, 0.9,
-                         first_bright=1)
+    _, _, bell = _bell_tones(key)
+    low, high = BELL_PAIR_RANGE
+    pair = (float(bell.uniform(low, 2.8)), float(bell.uniform(2.8, high)))
+    partials = _two_tone(key, bianzhong_tau_s(f), 0.55 + 0.45 * b, amp, pair, BELL_UPPER)
     parts = _modal(P, f, partials, 0.45 * key.sample_rate, keep, f)
-    parts.append(_noise_burst(P, 0.006, amp * 0.5 * b * b, keep,
-                              bandpass=(min(3.2 * f, 0.4 * key.sample_rate), 3.0)))
+    parts.append(_noise_burst(P, 0.003, amp * 0.5 * b * b, keep,
+                              bandpass=(min(5.0 * f, 0.4 * key.sample_rate), 2.0)))
     return _mixed(P, parts, keep)
 
 
 def _bo(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
     f = float(key.freq_hz)  # type: ignore[arg-type]
     amp, b = _vel(key)
-    tau1 = bo_tau_s(f)
-    spec = ((1.0, 1.0), (1.006, 0.55), (2.32, 0.22), (2.81, 0.14), (3.29, 0.09))
-    partials = _partials(spec, amp, 0.5 + 0.5 * b, tau1, 0.9, first_bright=1)
+    partials = _two_tone(key, bo_tau_s(f), 0.4 + 0.4 * b, amp, BELL_PAIR_RANGE, BELL_UPPER[:2])
     parts = _modal(P, f, partials, 0.45 * key.sample_rate, keep, f)
     parts.append(_noise_burst(P, 0.02, amp * 0.6 * b, keep, lowpass=min(2.0 * f, 600.0)))
     return _mixed(P, parts, keep)
@@ -205,7 +245,9 @@ def _qing(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
     f = float(key.freq_hz)  # type: ignore[arg-type]
     amp, b = _vel(key)
     tau1 = qing_tau_s(f)
-    amps = (1.0, 0.45, 0.22, 0.10)
+    # the strike position weights the modes a little differently in each variant
+    amps = [a * (0.8 + 0.4 * ((key.variant * 0.618 * (k + 1)) % 1.0))
+            for k, a in enumerate((1.0, 0.4, 0.2, 0.08))]
     partials = _partials(zip(QING_MODE_RATIOS, amps, strict=True), amp, 0.6 + 0.4 * b, tau1,
                          1.0)  # stone damps high modes: τ/ratio
     parts = _modal(P, f, partials, 0.45 * key.sample_rate, keep, f)
@@ -214,14 +256,36 @@ def _qing(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
     return _mixed(P, parts, keep)
 
 
+def drum_mode_amplitudes(radius: float) -> list[float]:
+    """|J_m(j_mn·r)| of each of ``MEMBRANE_MODES`` for a stroke at ``radius`` (fraction of the
+    head's radius), scaled so that every stroke rings with the same energy (Σ a²·τ = 1): the
+    strike point changes the colour of a stroke, its level is the player's."""
+    from scipy.special import jv
+
+    amps = [abs(float(jv(int(mode[1]), j * radius))) for mode, _, _, j in MEMBRANE_MODES]
+    energy = sum(a * a * rel for a, (_, _, rel, _) in zip(amps, MEMBRANE_MODES, strict=True))
+    return [a / energy ** 0.5 for a in amps]
+
+
+def _drum_pitch_cents(variant: int) -> float:
+    """The variant's pitch offset within ±STROKE_PITCH_CENTS (a fixed scramble of the
+    variants, so that pitch and strike position do not move together)."""
+    k = (variant * 5 + 2) % STROKE_VARIANTS
+    return STROKE_PITCH_CENTS * (2.0 * k / max(1, STROKE_VARIANTS - 1) - 1.0)
+
+
 def _drum(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
-    f0, tau, depth, cutoff = DRUMS[key.instrument]
+    f_nominal, tau11, depth, cutoff = DRUMS[key.instrument]
+    f0 = f_nominal * cents_ratio(_drum_pitch_cents(key.variant))
     amp, b = _vel(key)
-    drop, _ = _decay(P, 0.06, f0 * depth, keep, attack=0.0001)
-    glide = drop + f0  # f0·(1 + depth·e^(−t/60 ms))
+    drop, _ = _decay(P, 0.05, f0 * depth * b, keep, attack=0.0001)
+    glide = drop + f0  # f0·(1 + depth·b·e^(−t/50 ms)): a harder stroke starts sharper
     keep.append(glide)
-    amps = (1.0, 0.5, 0.35, 0.25, 0.15)
-    partials = _partials(zip(MEMBRANE_RATIOS, amps, strict=True), amp, 0.6 + 0.4 * b, tau, 1.5)
+    strike = drum_mode_amplitudes(DRUM_STRIKE_RADII[key.variant])
+    spec = [(ratio, a, rel_tau) for (_, ratio, rel_tau, _), a in zip(MEMBRANE_MODES, strike,
+                                                                       strict=True)]
+    bright = 0.6 + 0.4 * b
+    partials = [(r, amp * a * bright ** k, tau11 * rel) for k, (r, a, rel) in enumerate(spec)]
     parts = _modal(P, glide, partials, 0.45 * key.sample_rate, keep, f0 * (1 + depth))
     parts.append(_noise_burst(P, 0.03, amp * 0.7 * b, keep,
                               lowpass=min(cutoff * (0.6 + 0.8 * b), 0.4 * key.sample_rate)))
@@ -238,7 +302,9 @@ _TAO_STRIKES: tuple[tuple[float, float], ...] = (
 def _tao(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
     amp, b = _vel(key)
     heads: list[list[Any]] = [[], []]
-    for i, (t, strength) in enumerate(_TAO_STRIKES):
+    for i, (t, base) in enumerate(_TAO_STRIKES):
+        # each shake's pellets land a little differently (the variant)
+        strength = base * (0.85 + 0.3 * ((key.variant + 1) * 0.618 * (i + 1) % 1.0))
         trig = P.Trig()
         if t > 0:
             trig.play(delay=t)
@@ -252,8 +318,10 @@ def _tao(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
     for f, trigs in ((340.0, heads[0]), (362.0, heads[1])):
         strikes = P.Mix(trigs, voices=1)
         keep.append(strikes)
-        parts += _modal(P, f, [(1.0, amp, 0.035), (1.594, amp * 0.45, 0.021),
-                               (2.136, amp * 0.3, 0.016)],
+        # the small heads' (0,1), (1,1), (2,1) modes: the (0,1) dies first here too
+        (_, r1, _, _), (_, r2, _, _) = MEMBRANE_MODES[1], MEMBRANE_MODES[2]
+        parts += _modal(P, f, [(1.0, amp, 0.02), (r1, amp * 0.45, 0.035),
+                               (r2, amp * 0.3, 0.025)],
                         0.45 * key.sample_rate, keep, f, strike=strikes)
         # the pellet's click: two short high resonances
         parts += _modal(P, 1.0, [(3000.0, amp * 0.5 * b, 0.004), (4700.0, amp * 0.3 * b, 0.003)],

@@ -1,11 +1,13 @@
 """The voice models as numbers and words: one entry per instrument of the catalog.
 
 What this module holds (no pyo, no numpy): the partial ratios of the bells, the stone and the
-membranes; each voice's level, whether it is sustained, and the paragraph ``yuezheng
-instruments`` prints; the drums' parameters; the release of the sustained voices; the decay
-times of the struck and plucked voices; from them the exact length of a note
-(``key_length``), and the identity of a note (``NoteKey``).  ``instruments.synthesis`` builds the
-sound from these numbers; ``instruments.voices`` validates notes and caches their sound.
+membranes, with their sources (docs/voices.md); the bell-strike rule (``bell_strike``: which
+tone of a 編鐘 a note strikes) and the stroke variation (``stroke_variant``); each voice's
+level, whether it is sustained, and the paragraph ``yuezheng instruments`` prints; the drums'
+parameters; the release of the sustained voices; the decay times of the struck and plucked
+voices; from them the exact length of a note (``key_length``), and the identity of a note
+(``NoteKey``).  ``instruments.synthesis`` builds the sound from these numbers;
+``instruments.voices`` validates notes and caches their sound.
 
 Decay times are stated for a note at ``REFERENCE_HZ`` and scale as (REFERENCE_HZ / f)^power.
 ``REFERENCE_HZ`` is 261.63 Hz, the default 黃鍾 rounded to the hundredth of a hertz; it is a fact
@@ -18,22 +20,87 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 BELL_INTERVALS: dict[str, float] = {"minor": 6 / 5, "major": 5 / 4}
-"""側鼓音 : 正鼓音 ratio of the two-tone bell (pitch_facts.json: usually a minor third)."""
+"""Nominal 側鼓音 : 正鼓音 ratio of the two-tone bell (pitch_facts.json: usually a minor third)."""
 
-BELL_PARTIALS: dict[str, tuple[float, ...]] = {
-    # Shen Sinyan (1987), as quoted in pitch_facts.json: ratios to the 正鼓 (sui) tone.
-    "minor": (1.0, 1.2, 2.4, 2.81, 3.0),
-    "major": (1.0, 1.25, 2.5, 2.81, 3.0),
-}
+BELL_INTERVAL_SEMITONES: dict[str, int] = {"minor": 3, "major": 4}
+"""The same intervals in semitones: a 側鼓 stroke's bell has its 正鼓 this far below the note."""
 
-QING_MODE_RATIOS: tuple[float, ...] = (1.0, 2.756, 5.404, 8.933)
-"""The project's model of a 磬 (the sources give no partials): the flexural modes of a free-free
-uniform bar (Euler–Bernoulli), f_n ∝ β_n² with β = 4.730, 7.853, 10.996, 14.137."""
+BELL_INTERVAL_RANGE: tuple[float, float] = (1.11, 1.31)
+"""The measured range of the two (2,0) tones' ratio over ten bells (Rossing et al., Shanghai
+Museum bells; the issue quotes it): every bell's own interval stays inside it."""
 
-MEMBRANE_RATIOS: tuple[float, ...] = (1.0, 1.594, 2.136, 2.296, 2.653)
-"""Ideal circular membrane modes (01), (11), (21), (02), (31): ratios of Bessel-function zeros."""
+BELL_INTERVAL_SPREAD_CENTS = 30.0
+"""Each bell's own interval departs from the nominal third by up to this much (seeded by the
+bell): 6/5 ± 30 cents is 1.179–1.221, 5/4 ± 30 cents 1.228–1.272, inside the measured range."""
+
+BELL_PAIR_RANGE: tuple[float, float] = (2.32, 3.29)
+"""The (3,0) pair: two partials 2.32–3.29 × the lowest (2,0) tone (Rossing et al., ten Shanghai
+Museum bells); each bell draws its own pair inside the range, seeded by the bell."""
+
+BELL_UPPER: tuple[tuple[float, float], ...] = ((4.1, 0.10), (5.4, 0.06), (6.9, 0.035),
+                                               (8.4, 0.02), (9.8, 0.012))
+"""Upper partials 3–10 × the 正鼓音 (ratio, amplitude): PROJECT MODEL, placed between the
+higher (m,0) pairs of a bell of this shape; they decay as τ/ratio^1.6, i.e. within a few
+tenths of a second (the 「短促」 decay the sources describe)."""
+
+BELL_TRACE_DB: tuple[float, float] = (-24.0, -19.0)
+"""How far under the struck tone the other (2,0) tone sounds, by strike position (a stroke a
+little off the 正鼓 or 側鼓 point excites its partner more): always ≥ 15 dB down."""
+
+ZHENGGU_DEGREES: frozenset[int] = frozenset({0, 2, 4, 7, 9})
+"""The bell-strike rule: a 編鐘 note whose degree (semitones above 黃鍾, mod 12) is 宮 商 角 徵 羽
+strikes the 正鼓 of the bell tuned to it; any other degree (變徵, 變宮, 清角 …) strikes the 側鼓
+of the bell whose 正鼓 lies the bell interval (3 or 4 semitones) below the note."""
+
+BELL_DETUNES = ("0", "5", "excavated")
+"""Per-bell tuning error (a setting): none, up to ±5 cents, or the spread of an excavated set."""
+
+BELL_DETUNE_CENTS: dict[str, float] = {"0": 0.0, "5": 5.0, "excavated": 25.0}
+"""The largest departure of a bell from its nominal pitch, per setting (cents).  "5": a cast set
+tuned to ±5 cents (the figure a modern maker quotes for good bells); "excavated": PROJECT
+CHOICE, ±25 cents, the order of the departures from a regular scale reported for excavated sets
+(not a measured distribution: no published table was at hand)."""
+
+QING_MODE_RATIOS: tuple[float, ...] = (1.0, 2.16, 3.93, 5.92)
+"""The 編磬's partial ratios. PROJECT ESTIMATE for an L-shaped (倨句) stone: the bend lowers
+the second flexural mode far under a uniform bar's 2.756 (issue 14 quoting Yoo 2005/2006 on
+Korean pyeongyeong); Yoo's tables could not be consulted, so these figures are NOT a citation
+of them — see docs/voices.md."""
+
+MEMBRANE_MODES: tuple[tuple[str, float, float, float], ...] = (
+    # mode, ratio to the (0,1) mode, τ relative to the (1,1) mode's, Bessel zero j_mn
+    ("(0,1)", 1.0, 0.3, 2.405),
+    ("(1,1)", 1.47, 1.0, 3.832),
+    ("(2,1)", 2.2, 0.75, 5.136),
+    ("(0,2)", 2.3, 0.4, 5.520),
+    ("(3,1)", 2.94, 0.55, 6.380),
+    ("(4,1)", 3.67, 0.4, 7.588),
+)
+"""A two-headed drum's modes.  On a two-headed drum the (0,1) mode radiates as a monopole and
+decays fastest, (1,1) rings longest (Fletcher & Rossing, The Physics of Musical Instruments,
+ch. 18 on the bass drum; Rossing, Science of Percussion Instruments): τ here is relative to the
+(1,1) mode's.  Ratios: PROJECT MODEL — the (m,1) modes nearly harmonic, 1 : 1.5 : 2 : 2.5 over
+the (1,1) mode, as air loading makes them on a drum of this kind; the (0,2) near the ideal
+membrane's 2.295.  A stroke at radius r (fraction of the head's radius) excites mode (m,n) as
+|J_m(j_mn·r)| (``drum_mode_amplitudes`` in instruments.synthesis)."""
+
+DRUM_STRIKE_RADII: tuple[float, ...] = (0.15, 0.25, 0.35, 0.45, 0.55, 0.65)
+"""Strike positions (fraction of the radius) of the stroke variants: a player never strikes the
+same point twice."""
+
+STROKE_VARIANTS = len(DRUM_STRIKE_RADII)
+"""Struck voices are synthesized in this many variants (strike position, a little pitch); the
+note's seed chooses one and a level within ``STROKE_LEVEL_DB``."""
+
+STROKE_LEVEL_DB = 0.75
+"""A stroke's level varies by up to ± this many dB (seeded by the note)."""
+
+STROKE_PITCH_CENTS = 12.0
+"""A drum stroke's pitch varies by up to ± this many cents between variants (head tension
+under the stroke); bells and stones keep their pitch."""
 
 TAIL_TIME_CONSTANTS = 6.0  # struck tails end after 6 τ of the slowest partial (−52 dB)
+DRUM_TAIL_TIME_CONSTANTS = 4.5  # drums: 4.5 τ of the (1,1) mode, itself ≥ 6 dB under the stroke
 FADE_S = 0.05  # raised-cosine fade at the very end of every note
 REFERENCE_HZ = 261.63  # decay times are stated for a note at this pitch
 SE_DAMP_S = 0.08  # a 瑟 string stopped by a re-pluck dies out over this time
@@ -55,23 +122,23 @@ VOICES: dict[str, Voice] = {
     v.name: v
     for v in (
         Voice("編鐘", False, 0.21,
-               "two-tone bronze bell: 正鼓音 at the note and 側鼓音 a minor third above (6/5; "
-               "bell_interval='major' gives 5/4), plus partials at 2.4 (2.5), 2.81 and 3.0 × the "
-               "正鼓音 (Shen 1987, via pitch_facts.json); each partial decays exponentially, "
-               "τ = 1.1 s × (261.63/f)^0.6 for the 正鼓音 and τ/ratio^0.9 above it; a 6 ms "
-               "band-passed noise strike"),
+               "two-tone bronze bell: the strike point picks the tone — a 正鼓 stroke sounds "
+               "the 正鼓音 with the 側鼓音 (a third above: 6/5, or 5/4 with "
+               "bell_interval='major', each bell ±30 cents, inside the measured 1.11–1.31) "
+               "19–24 dB under it, a 側鼓 stroke the reverse; each bell its own (3,0) pair "
+               "at 2.32–3.29 × (Rossing et al., Shanghai Museum bells) and partials 4–10 × "
+               "that die within tenths of a second; τ = 0.5 s × (261.63/f)^0.6 for the struck "
+               "tone (T60 3.5 s at C4); a 3 ms metallic strike transient"),
         Voice("鑮", False, 0.21,
-               "large single bell (鑮如鍾而大): one strike tone as a slightly split doublet "
-               "(1.0 and 1.006, a slow beat), upper partials at 2.32 and 3.29 × the tone (the "
-               "ends of the Shanghai Museum bells' (3,0) range, pitch_facts.json) and 2.81 "
-               "(Shen), darker and twice as long as 編鐘 (τ = 2.4 s × (261.63/f)^0.6), a low "
-               "thud at the strike"),
+               "large single bell (鑮如鍾而大), also two-tone: the 正鼓音 with its 側鼓音 a "
+               "minor third up 20 dB under it, a (3,0) pair at 2.32 and 3.29 × (the ends of "
+               "the measured range), darker, quieter (−3 LU) and shorter than the 編鐘 "
+               "(τ = 0.35 s × (261.63/f)^0.6), a low thud at the strike"),
         Voice("編磬", False, 0.22,
-               "stone chime — PROJECT MODEL, the sources give no 磬 partials: the flexural "
-               "modes of a free-free uniform bar, 1 : 2.756 : 5.404 : 8.933, amplitudes "
-               "1, 0.45, 0.22, 0.10, τ = 0.8 s × (261.63/f)^0.5 for the fundamental and "
-               "τ/ratio above it (stone damps high modes), a wooden-mallet click; the L shape "
-               "(倨句) of a real stone is not modelled"),
+               "L-shaped stone chime: partials 1 : 2.16 : 3.93 : 5.92 (PROJECT ESTIMATE of an "
+               "L-shaped stone's lowered modes, see docs/voices.md), amplitudes 1, 0.4, 0.2, "
+               "0.08, τ = 0.8 s × (261.63/f)^0.5 for the fundamental and τ/ratio above it "
+               "(stone damps high modes), a wooden-mallet click"),
         Voice("瑟", False, 0.36,
                "plucked silk-string zither: modes h·f·√(1 + 1e-4·h²) shaped by the pluck "
                "point (sin(π·h·0.13)/h), 40 dB decay in 2.2 s × (261.63/f)^0.5 for the "
@@ -98,18 +165,22 @@ VOICES: dict[str, Voice] = {
                "level even across pitch, 5.5 Hz vibrato unbroken across syllables; the second "
                "singer 7 cents higher and 18 ms later; 60 ms attack, 150 ms release"),
         Voice("建鼓", False, 0.25,
-               "large drum on a post: circular-membrane modes 1 : 1.594 : 2.136 : 2.296 : "
-               "2.653 on 62 Hz with a pitch drop from +25 % (60 ms), τ = 0.5 s for the "
-               "fundamental, plus a low-passed noise slap; ignores the note's pitch"),
+               "large two-headed drum on a post: six modes on 62 Hz ((0,1), (1,1) at 1.47, "
+               "(2,1), (0,2), (3,1), (4,1)); the (0,1) decays fastest (τ 0.18 s), the (1,1) "
+               "rings longest (τ 0.6 s); strike position, pitch (±12 cents) and level (±0.75 dB) "
+               "vary stroke by stroke; a pitch drop from +15 % and a noise slap; ignores the "
+               "note's pitch"),
         Voice("鼓", False, 0.26,
-               "drum: the 建鼓 model on 80 Hz, τ = 0.4 s; ignores the note's pitch"),
+               "two-headed drum: the 建鼓 model on 80 Hz, (1,1) τ 0.45 s; ignores the note's "
+               "pitch"),
         Voice("朔鼙", False, 0.21,
-               "small drum (鼙, the first to strike, west): membrane modes on 165 Hz, "
-               "τ = 0.14 s, pitch drop +20 %, brighter noise slap; ignores the note's pitch"),
+               "small two-headed drum (鼙, the first to strike, west): the mode set on 165 Hz, "
+               "(1,1) τ 0.3 s, brighter slap; ignores the note's pitch"),
         Voice("應鼙", False, 0.21,
                "small answering drum (east): the 鼙 model on 185 Hz; ignores the note's pitch"),
         Voice("鼙", False, 0.22,
-               "small drum: membrane modes on 175 Hz, τ = 0.14 s; ignores the note's pitch"),
+               "small two-headed drum: the mode set on 175 Hz, (1,1) τ 0.3 s; ignores the "
+               "note's pitch"),
         Voice("鼗", False, 0.15,
                "pellet drum shaken by its handle: a rattle burst of 12 pellet strikes over "
                "0.5 s alternating between the two heads (340 and 362 Hz membrane modes, "
@@ -119,12 +190,12 @@ VOICES: dict[str, Voice] = {
 }
 
 DRUMS: dict[str, tuple[float, float, float, float]] = {
-    # name: (fundamental Hz, fundamental τ s, pitch-drop depth, noise cut-off Hz)
-    "建鼓": (62.0, 0.5, 0.25, 900.0),
-    "鼓": (80.0, 0.4, 0.25, 1100.0),
-    "朔鼙": (165.0, 0.14, 0.2, 2400.0),
-    "應鼙": (185.0, 0.14, 0.2, 2600.0),
-    "鼙": (175.0, 0.14, 0.2, 2500.0),
+    # name: ((0,1) mode Hz, (1,1) mode τ s, pitch-drop depth, noise cut-off Hz)
+    "建鼓": (62.0, 0.6, 0.15, 900.0),
+    "鼓": (80.0, 0.45, 0.15, 1100.0),
+    "朔鼙": (165.0, 0.3, 0.12, 2400.0),
+    "應鼙": (185.0, 0.3, 0.12, 2600.0),
+    "鼙": (175.0, 0.3, 0.12, 2500.0),
 }
 
 RELEASE_S: dict[str, float] = {"笙": 0.08, "和": 0.08, "管": 0.1, "歌": 0.15}
@@ -140,13 +211,13 @@ def _clamp(v: float, lo: float, hi: float) -> float:
 
 
 def bianzhong_tau_s(freq: float) -> float:
-    """The time constant of the 編鐘's 正鼓音 (its upper partials decay faster)."""
-    return _clamp(1.1 * _below_reference(freq, 0.6), 0.25, 3.0)
+    """The time constant of the 編鐘's struck tone (its upper partials decay faster)."""
+    return _clamp(0.5 * _below_reference(freq, 0.6), 0.15, 1.5)
 
 
 def bo_tau_s(freq: float) -> float:
-    """The time constant of the 鑮's strike tone."""
-    return _clamp(2.4 * _below_reference(freq, 0.6), 0.5, 4.0)
+    """The time constant of the 鑮's struck tone."""
+    return _clamp(0.35 * _below_reference(freq, 0.6), 0.12, 1.2)
 
 
 def qing_tau_s(freq: float) -> float:
@@ -168,7 +239,7 @@ def natural_length_s(name: str, freq: float | None, duration_s: float) -> float:
     if name == "鼗":
         return 0.75
     if name in DRUMS:
-        return TAIL_TIME_CONSTANTS * DRUMS[name][1]
+        return DRUM_TAIL_TIME_CONSTANTS * DRUMS[name][1]
     assert freq is not None, f"{name} is pitched: its length depends on the frequency"
     if name == "編鐘":
         return TAIL_TIME_CONSTANTS * bianzhong_tau_s(freq)
@@ -178,6 +249,22 @@ def natural_length_s(name: str, freq: float | None, duration_s: float) -> float:
         return TAIL_TIME_CONSTANTS * qing_tau_s(freq)
     ring = 1.5 * se_decay_s(freq)  # 瑟
     return min(ring, duration_s + SE_DAMP_S) if duration_s > 0 else ring
+
+
+def bell_strike(semitones: int | None) -> str:
+    """"正鼓" or "側鼓": which tone of a 編鐘 a note strikes (``ZHENGGU_DEGREES``); a note
+    without a degree (a user's MIDI key) strikes the 正鼓."""
+    if semitones is None or semitones % 12 in ZHENGGU_DEGREES:
+        return "正鼓"
+    return "側鼓"
+
+
+def stroke_variant(seed: int) -> tuple[int, float]:
+    """(variant, level factor) of a struck note with seed ``seed``: the variant picks the
+    strike position (and a drum's pitch), the factor is within ±STROKE_LEVEL_DB."""
+    mixed = (seed * 2654435761) & 0xFFFFFFFF
+    level_db = STROKE_LEVEL_DB * (2.0 * ((mixed >> 8) & 0xFFFF) / 0xFFFF - 1.0)
+    return seed % STROKE_VARIANTS, 10.0 ** (level_db / 20.0)
 
 
 @dataclass(frozen=True)
@@ -192,6 +279,8 @@ class NoteKey:
     sample_rate: int
     bell_interval: str | None  # only for 編鐘
     syllable: str | None = None  # only for 歌: "initial.final" of the sung syllable's reading
+    strike: str | None = None  # 編鐘 and 鑮: "正鼓" or "側鼓"
+    variant: int = 0  # struck voices: which of STROKE_VARIANTS strikes (0 for the others)
 
 
 def velocity_amp(key: NoteKey) -> tuple[float, float]:

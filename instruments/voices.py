@@ -38,11 +38,15 @@ from instruments.voice_models import (
     MIN_SAMPLE_RATE,
     RELEASE_S,
     SE_DAMP_S,
+    STROKE_VARIANTS,
     VOICES,
     NoteKey,
     key_length,
     natural_length_s,
 )
+
+BELL_STRIKES = ("正鼓", "側鼓")
+TWO_TONE_BELLS = frozenset({"編鐘", "鑮"})
 
 # the pyo backend (instruments/pyoport.py) reads the releases under this name
 _RELEASE_S = RELEASE_S
@@ -86,12 +90,15 @@ def check_sample_rate(sample_rate: int) -> None:
 def note_key(
     instrument: str, freq_hz: float | None, duration_s: float, velocity: int = 100,
     sample_rate: int = 48000, *, bell_interval: str = "minor", lyric: str | None = None,
-    stop_s: float | None = None,
+    stop_s: float | None = None, strike: str = "正鼓", variant: int = 0,
 ) -> NoteKey:
     """Validate a note and return its cache key; raises UserError naming what is wrong.
 
     Context some voices use: the 歌 sings ``lyric``; a 瑟 string is stopped ``stop_s`` after
-    its pluck (the next pluck of the same string)."""
+    its pluck (the next pluck of the same string); ``strike`` ("正鼓" or "側鼓") is the tone a
+    編鐘 or 鑮 note strikes (the note's pitch is the struck tone); ``variant`` (any integer,
+    taken modulo STROKE_VARIANTS) the strike position of a struck voice.  Each is ignored by
+    the voices it does not concern."""
     name = _canon(instrument)
     voice = VOICES[name]
     check_sample_rate(sample_rate)
@@ -103,6 +110,10 @@ def note_key(
         raise UserError(
             f"bell_interval must be one of {', '.join(BELL_INTERVALS)}, got {bell_interval!r}"
         )
+    if strike not in BELL_STRIKES:
+        raise UserError(f"strike must be one of {', '.join(BELL_STRIKES)}, got {strike!r}")
+    if isinstance(variant, bool) or not isinstance(variant, int):
+        raise UserError(f"variant must be an integer, got {variant!r}")
     pitched = CATALOG[name].pitched
     freq: float | None
     if pitched:
@@ -127,6 +138,8 @@ def note_key(
         sample_rate=sample_rate,
         bell_interval=bell_interval if name == "編鐘" else None,
         syllable=syllable_key(lyric) if name == "歌" else None,
+        strike=strike if name in TWO_TONE_BELLS else None,
+        variant=0 if voice.sustained or name == "瑟" else variant % STROKE_VARIANTS,
     )
 
 
@@ -145,7 +158,8 @@ def note_length_samples(
     instrument: str, freq_hz: float | None, duration_s: float, velocity: int = 100,
     sample_rate: int = 48000, *, bell_interval: str = "minor",
 ) -> int:
-    """The exact length of the array ``render_note`` returns for these arguments, unrendered."""
+    """The exact length of the array ``render_note`` returns for these arguments, unrendered
+    (the strike and the variant do not change a note's length)."""
     return key_length(
         note_key(instrument, freq_hz, duration_s, velocity, sample_rate,
                  bell_interval=bell_interval)
@@ -212,17 +226,18 @@ def clear_cache() -> None:
 def render_note(
     instrument: str, freq_hz: float | None, duration_s: float, velocity: int = 100,
     sample_rate: int = 48000, *, bell_interval: str = "minor", lyric: str | None = None,
+    strike: str = "正鼓", variant: int = 0,
 ) -> np.ndarray:
     """The sound of one note as a read-only float32 mono array, natural decay tail included.
 
     ``instrument`` is a catalog name or alias; ``freq_hz`` the sounding pitch (drums ignore it
     and accept None); ``velocity`` 1–127 scales loudness (∝ (v/127)^1.5) and brightness.
     ``bell_interval`` ('minor' 6/5 or 'major' 5/4) sets the 編鐘's 側鼓音; ``lyric`` is the
-    syllable the 歌 sings.  The result has
+    syllable the 歌 sings; ``strike`` and ``variant`` are ``note_key``'s.  The result has
     ``note_length_samples(...)`` samples and is cached: equal notes return the same array.
     """
     key = note_key(instrument, freq_hz, duration_s, velocity, sample_rate,
-                   bell_interval=bell_interval, lyric=lyric)
+                   bell_interval=bell_interval, lyric=lyric, strike=strike, variant=variant)
     return render_key(key)
 
 

@@ -2,8 +2,19 @@
 
 Both engines render the very timeline the MIDI file is written from: the built-in engine turns
 every Note into a RenderNote at its exact time (``seconds(tick)``), with its pitch in Hz from the
-tuning and its place in the hang (x east, y north) for stereo placement; FluidSynth plays the
-MIDI file itself (pitch bends carry the tuning) through the user's SoundFont.
+tuning and its place in the hang (x east, y north) for placement in the courtyard; FluidSynth
+plays the MIDI file itself (pitch bends carry the tuning, CC 10 and CC 7 the layout) through
+the user's SoundFont.
+
+What the timeline does not say, the render decides from the note itself, so that the same
+timeline always gives the same bytes:
+
+* which tone of a 編鐘 is struck: ``bell_strike`` (instruments.voice_models) by the note's
+  degree — 宮 商 角 徵 羽 strike a bell's 正鼓, any other degree the 側鼓 of the bell a third
+  below; the MIDI file says it by the pitch alone;
+* each bell's fixed tuning error (``bell_detune``: "0", "5" cents or "excavated"), seeded by
+  the bell;
+* each stroke's variation (strike position, pitch, level), seeded by its instrument and tick.
 """
 
 from __future__ import annotations
@@ -12,15 +23,54 @@ import shutil
 import subprocess
 import tempfile
 import time
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from cues.errors import UserError
 from instruments.audio_files import AudioReport, write_audio
-from instruments.mixer import DEFAULT_SAMPLE_RATE, Progress, RenderNote
-from sequencer.events import Timeline
+from instruments.mixer import DEFAULT_SAMPLE_RATE, Mastering, Progress, RenderNote
+from instruments.room import DEFAULT_ROOM
+from instruments.tuning import cents_ratio
+from instruments.voice_models import (
+    BELL_DETUNE_CENTS,
+    BELL_INTERVAL_SEMITONES,
+    bell_strike,
+)
+from sequencer.events import Note, Timeline
 from sequencer.smf import write_midi
 from sequencer.timebase import seconds
+
+DEFAULT_LOUDNESS_LUFS = -18.0
+DEFAULT_BELL_DETUNE = "0"
+
+
+def _seed(*parts: object) -> int:
+    return zlib.crc32(" ".join(map(str, parts)).encode("utf-8"))
+
+
+def bell_detune_cents(semitones: int, detune: str) -> float:
+    """The fixed tuning error of the bell whose 正鼓 is ``semitones`` above 黃鍾 (seeded by
+    the bell), within ±BELL_DETUNE_CENTS[detune]."""
+    spread = BELL_DETUNE_CENTS[detune]
+    return spread * (2.0 * (_seed("bell", semitones) % 10001) / 10000 - 1.0)
+
+
+def _render_note(n: Note, bell_interval: str, detune: str) -> RenderNote:
+    strike = "正鼓"
+    hz = n.hz
+    if n.instrument == "編鐘":
+        strike = bell_strike(n.semitones)
+        if n.semitones is not None and hz is not None:
+            bell = n.semitones - (BELL_INTERVAL_SEMITONES[bell_interval]
+                                  if strike == "側鼓" else 0)
+            hz *= cents_ratio(bell_detune_cents(bell, detune))
+    return RenderNote(
+        start_s=float(seconds(n.tick)), instrument=n.instrument, freq_hz=hz,
+        duration_s=float(seconds(n.duration)), velocity=n.velocity, x=n.x, y=n.y,
+        stem=n.instrument, bell_interval=bell_interval, lyric=n.lyric, strike=strike,
+        seed=_seed(n.instrument, n.tick),
+    )
 
 ENGINES = ("yuezheng", "fluidsynth")
 SOUNDFONT_PATHS = (
@@ -30,27 +80,28 @@ SOUNDFONT_PATHS = (
 )
 
 
-def render_notes(timeline: Timeline, bell_interval: str = "minor") -> list[RenderNote]:
+def render_notes(timeline: Timeline, bell_interval: str = "minor",
+                 bell_detune: str = DEFAULT_BELL_DETUNE) -> list[RenderNote]:
     """The timeline's notes as the mixer's RenderNotes (one stem per instrument)."""
-    return [
-        RenderNote(
-            start_s=float(seconds(n.tick)), instrument=n.instrument, freq_hz=n.hz,
-            duration_s=float(seconds(n.duration)), velocity=n.velocity, x=n.x, y=n.y,
-            stem=n.instrument, bell_interval=bell_interval, lyric=n.lyric,
-        )
-        for n in timeline.notes
-    ]
+    if bell_detune not in BELL_DETUNE_CENTS:
+        raise UserError(f"bell detune must be one of {', '.join(BELL_DETUNE_CENTS)}, "
+                        f"got {bell_detune!r}")
+    return [_render_note(n, bell_interval, bell_detune) for n in timeline.notes]
 
 
 def render_timeline(
     timeline: Timeline, path: str | Path, *, stems_dir: str | Path | None = None,
-    bell_interval: str = "minor", progress: Progress | None = None,
+    bell_interval: str = "minor", bell_detune: str = DEFAULT_BELL_DETUNE,
+    room: str = DEFAULT_ROOM, loudness: float | None = DEFAULT_LOUDNESS_LUFS,
+    progress: Progress | None = None,
 ) -> AudioReport:
-    """Render on the built-in voices: 48 kHz stereo, 24-bit WAV or FLAC, bounded memory."""
-    notes = render_notes(timeline, bell_interval)
+    """Render on the built-in voices: 48 kHz stereo, 24-bit WAV or FLAC, bounded memory, in
+    ``room``, normalised to ``loudness`` LUFS (None: the catalog level)."""
+    notes = render_notes(timeline, bell_interval, bell_detune)
     if not notes:
         raise UserError("nothing to render: the selected cues play no notes")
-    return write_audio(path, notes, stems_dir=stems_dir, progress=progress)
+    return write_audio(path, notes, stems_dir=stems_dir, progress=progress,
+                       how=Mastering(room=room, loudness=loudness))
 
 
 @dataclass(frozen=True)

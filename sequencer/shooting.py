@@ -20,6 +20,8 @@ from sequencer.pieces import DRONE, LARGE_DRUMS, SINGERS, SMALL_DRUMS, play_syll
 from sequencer.timebase import split_evenly, to_ticks
 
 JIE_BELLS = (("編鐘", 0), ("鑮", -12))  # a bell that marks the 節: 黃鍾, the 鑮 an octave below
+JIE_STROKE_VELOCITY = 127  # the stroke that opens a 節: accented
+BEAT_STROKE_VELOCITY = 88  # the strokes inside it: (88/127)^1.5 is 4.8 dB under the accent
 
 
 def shoot(ens: Ensemble, tick: int, cue: Cue, voices: set[str],
@@ -48,7 +50,8 @@ def shoot(ens: Ensemble, tick: int, cue: Cue, voices: set[str],
                 small = smalls[small_strokes % len(smalls)] if smalls else None
                 drum = (small if kind == drums.SMALL else large) or small or large
                 if drum:
-                    ens.stroke(at + offset, drum, cue.id)
+                    ens.stroke(at + offset, drum, cue.id, JIE_STROKE_VELOCITY if offset == 0
+                               else BEAT_STROKE_VELOCITY)
                     small_strokes += drum == small
             if song.lost:
                 for semi in DRONE:

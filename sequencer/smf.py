@@ -5,6 +5,10 @@
   beginning with the cue id) and every 節 of a 射節 (``節 k/N``).
 - One track per instrument, named for it, with its channel and its General MIDI program (drums
   on channel 10, GM percussion keys); lyric events under sung notes.
+- Layout: each track starts with pan (CC 10) and volume (CC 7) from where its instrument first
+  sounds, heard from the default listener: pan = 64 + 63·sin(azimuth), volume =
+  ``LAYOUT_VOLUME`` × 10^((catalog balance + distance dB)/40) (the GM volume curve).  The GM
+  drums share channel 10: its pan and volume come from the first drum track only.
 - Pitch: each melodic note is preceded by a pitch-bend message when the tuning needs one (range
   ±2 semitones, set with RPN 0 at the start of each channel) — so 三分損益 sounds on any GM synth.
 - Every note_on has its note_off; text meta events are UTF-8.
@@ -12,16 +16,19 @@
 
 from __future__ import annotations
 
+import math
 import struct
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from cues.catalog import GM_PERCUSSION_CHANNEL, get_instrument
+from cues.catalog import ENSEMBLE_BALANCE_LU, GM_PERCUSSION_CHANNEL, get_instrument
 from instruments.midi import (
     CC_DATA_ENTRY,
+    CC_PAN,
     CC_RPN_LSB,
     CC_RPN_MSB,
+    CC_VOLUME,
     PITCH_BEND_CENTER,
     control_change,
     note_off,
@@ -29,8 +36,11 @@ from instruments.midi import (
     pitch_bend,
     program_change,
 )
+from instruments.placement import pan_position
 from sequencer.events import Note, Timeline
 from sequencer.timebase import TICKS_PER_BEAT, US_PER_BEAT
+
+LAYOUT_VOLUME = 100  # CC 7 of a 0 LU voice at the reference distance (GM's default volume)
 
 BEND_RANGE = 2  # semitones either way of a full pitch-bend (RPN 0)
 CC_DATA_ENTRY_LSB = 38
@@ -84,6 +94,16 @@ def instrument_order(notes: Sequence[Note]) -> list[str]:
     """The instruments of ``notes`` in track order (by channel, then name)."""
     names = {note.instrument for note in notes}
     return sorted(names, key=lambda name: (get_instrument(name).channel, name))
+
+
+def layout_controls(name: str, first: Note) -> list[bytes]:
+    """Pan (CC 10) and volume (CC 7) of instrument ``name`` where its note ``first`` sounds."""
+    ch = get_instrument(name).channel
+    p, attenuation = pan_position(first.x, first.y)
+    db = ENSEMBLE_BALANCE_LU[get_instrument(name).name] + 20.0 * math.log10(attenuation)
+    volume = round(LAYOUT_VOLUME * 10.0 ** (db / 40.0))
+    return [control_change(ch, CC_PAN, max(0, min(127, round(64 + 63 * p)))),
+            control_change(ch, CC_VOLUME, max(1, min(127, volume)))]
 
 
 def track_events(name: str, notes: Sequence[Note], origin: int = 0,
@@ -152,8 +172,14 @@ def build_midi_bytes(timeline: Timeline, title: str = "") -> bytes:
     by_instrument: dict[str, list[Note]] = defaultdict(list)
     for note in timeline.notes:
         by_instrument[note.instrument].append(note)
+    drums_placed = False
     for name in instrument_order(timeline.notes):
-        tracks.append(_track(track_events(name, by_instrument[name])))
+        events = track_events(name, by_instrument[name])
+        if get_instrument(name).channel != GM_PERCUSSION_CHANNEL or not drums_placed:
+            events += [(0, 50 + i, data)
+                       for i, data in enumerate(layout_controls(name, by_instrument[name][0]))]
+            drums_placed = drums_placed or get_instrument(name).channel == GM_PERCUSSION_CHANNEL
+        tracks.append(_track(events))
     header = b"MThd" + struct.pack(">IHHH", 6, 1, len(tracks), TICKS_PER_BEAT)
     return header + b"".join(tracks)
 

@@ -1,4 +1,4 @@
-"""Spectrograms of the sustained voices (歌 笙 和 管 瑟) for docs/voices_sustained.md.
+"""Spectrograms of the sustained voices (歌 笙 和 管 瑟) for docs/voices.md.
 
     python docs/voices/sustained_spectrograms.py     (from the repository root)
 """

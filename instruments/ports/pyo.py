@@ -47,7 +47,8 @@ from instruments.midi import (
     is_note_on,
     kind_of,
 )
-from instruments.mixer import HEADROOM_DB, pan_gains
+from instruments.mixer import HEADROOM_DB
+from instruments.placement import pan_gains
 from instruments.ports.base import (
     DEFAULT_CLIENT_NAME,
     DEFAULT_PORT_NAME,

@@ -1,0 +1,168 @@
+"""The courtyard as the listener hears it: direct sound, early reflections and a short tail.
+
+``Room("courtyard")`` (the default of render and audition) places a source at (x, y) by:
+
+* the direct sound: the pan law and 1/d attenuation of ``instruments.placement``, delayed by
+  its travel time d / 343 m/s;
+* three early reflections, image sources in the hall's facade (``HALL_FACADE_Y`` north of the
+  hall's front edge, reflection factor ``FACADE_REFLECTION``) and the courtyard's east and west
+  walls (x = ±``COURT_HALF_WIDTH_M``, ``WALL_REFLECTION``): each an image source with its own
+  pan, 1/d attenuation and delay;
+* a short decorrelated tail: two independent exponentially decaying noises (T60
+  ``TAIL_T60_S``, darkened above ``TAIL_DECIMATION``'s band), one per ear, each fed by every
+  source at ``TAIL_SEND`` × its direct gain to that ear (the tail keeps the source's side);
+  it is convolved at 1/``TAIL_DECIMATION`` of the sample rate (the tail has no energy up
+  there) to keep the render fast.
+
+Each frame (堵) of a hang is spread over ``FRAME_WIDTH_M``: a piece of a 編鐘 or 編磬 sounds from
+its own place along the frame, the low pieces at its west end, by pitch (``spread``).
+
+``Room("dry")`` is the old placement: one tap, no delay, no reflections, no tail, no spread.
+All of it is linear and fixed, so renders stay deterministic; memory is bounded by the longest
+delay and the tail, whatever the length of the rite.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+
+import numpy as np
+
+from instruments.placement import DEFAULT_LISTENER, pan_gains
+
+ROOMS = ("courtyard", "dry")
+DEFAULT_ROOM = "courtyard"
+SPEED_OF_SOUND = 343.0
+HALL_FACADE_Y = 3.0  # the reflecting face of the hall, metres north of its front edge (y = 0)
+COURT_HALF_WIDTH_M = 14.0  # the east and west walls of the courtyard
+FACADE_REFLECTION = 0.15  # an open colonnade (楹) before timber walls: little comes back
+WALL_REFLECTION = 0.25  # rammed earth, far and partly open
+TAIL_T60_S = 0.7
+TAIL_SEND = 0.6
+TAIL_DECIMATION = 8
+FRAME_WIDTH_M = 2.4
+SPREAD_INSTRUMENTS = frozenset({"編鐘", "編磬"})
+SPREAD_OCTAVES = 3.0  # a frame's pieces span about this much pitch, centred on REFERENCE_HZ
+
+Tap = tuple[int, float, float]
+"""(delay in samples, left gain, right gain)"""
+
+
+def spread(instrument: str, x: float, y: float, hz: float | None, reference_hz: float,
+           ) -> tuple[float, float]:
+    """Where in its frame a piece of a hung set sounds: (x, y) moved along the frame (east–west)
+    by its pitch, lowest at the west end; other instruments stay at (x, y)."""
+    if instrument not in SPREAD_INSTRUMENTS or hz is None:
+        return x, y
+    frac = math.log2(hz / reference_hz) / SPREAD_OCTAVES + 0.5
+    return x + (min(1.0, max(0.0, frac)) - 0.5) * FRAME_WIDTH_M, y
+
+
+class Room:
+    """The taps of each place and the tail for one render (see the module docstring)."""
+
+    def __init__(self, mode: str, sample_rate: int,
+                 listener: tuple[float, float] = DEFAULT_LISTENER) -> None:
+        if mode not in ROOMS:
+            raise ValueError(f"unknown room {mode!r}")
+        self.mode = mode
+        self.sample_rate = sample_rate
+        self.listener = listener
+        self._taps: dict[tuple[float, float], tuple[Tap, ...]] = {}
+        self.has_tail = mode == "courtyard"
+        far = 2 * (abs(listener[0]) + 2 * COURT_HALF_WIDTH_M + abs(listener[1]) + HALL_FACADE_Y)
+        self.max_delay = int(far / SPEED_OF_SOUND * sample_rate) + 1 if self.has_tail else 0
+        tail_length = _tail_response(sample_rate).shape[1] * TAIL_DECIMATION
+        self.extra = self.max_delay + (tail_length if self.has_tail else 0)
+        """samples the room adds after the last note (its longest delay and the tail)"""
+
+    def new_tail(self) -> Tail:
+        """A tail of its own for one stem (its state runs from block to block)."""
+        return Tail(self.sample_rate)
+
+    def taps(self, x: float, y: float) -> tuple[Tap, ...]:
+        """The direct sound and the reflections of a source at (x, y)."""
+        found = self._taps.get((x, y))
+        if found is None:
+            found = self._taps[(x, y)] = self._make_taps(x, y)
+        return found
+
+    def _make_taps(self, x: float, y: float) -> tuple[Tap, ...]:
+        if not self.has_tail:
+            left, right = pan_gains(x, y, self.listener)
+            return ((0, left, right),)
+        images = ((x, y, 1.0), (x, 2 * HALL_FACADE_Y - y, FACADE_REFLECTION),
+                  (2 * COURT_HALF_WIDTH_M - x, y, WALL_REFLECTION),
+                  (-2 * COURT_HALF_WIDTH_M - x, y, WALL_REFLECTION))
+        out = []
+        for ix, iy, factor in images:
+            d = math.hypot(ix - self.listener[0], iy - self.listener[1])
+            left, right = pan_gains(ix, iy, self.listener)
+            delay = int(round(d / SPEED_OF_SOUND * self.sample_rate))
+            out.append((min(delay, self.max_delay), left * factor, right * factor))
+        return tuple(out)
+
+    def send(self, x: float, y: float) -> tuple[float, float]:
+        """How much of a source at (x, y) feeds the left and the right ear's tail: its direct
+        gains, so that the tail keeps the side it comes from."""
+        left, right = pan_gains(x, y, self.listener)
+        return TAIL_SEND * left, TAIL_SEND * right
+
+
+@cache
+def _tail_response(sample_rate: int) -> np.ndarray:
+    """The two ears' tail responses (2, m) at sample_rate / TAIL_DECIMATION, unit energy each."""
+    rate = sample_rate / TAIL_DECIMATION
+    m = int(TAIL_T60_S * rate)
+    t = np.arange(m) / rate
+    rng = np.random.default_rng(1770)
+    noise = rng.standard_normal((2, m))
+    onset = np.minimum(1.0, t / 0.02)  # the tail builds up over 20 ms
+    ir = noise * np.exp(-6.91 * t / TAIL_T60_S) * onset
+    ir /= np.sqrt((ir ** 2).sum(axis=1, keepdims=True))
+    return ir
+
+
+@cache
+def _tail_spectrum(sample_rate: int, size: int) -> np.ndarray:
+    return np.fft.rfft(_tail_response(sample_rate), size)
+
+
+class Tail:
+    """Streaming overlap-add convolution of a mono send with the two ears' tail responses."""
+
+    def __init__(self, sample_rate: int) -> None:
+        self.sample_rate = sample_rate
+        self.m = _tail_response(sample_rate).shape[1]
+        self.overlap = np.zeros((2, self.m))
+        self.last = np.zeros((2, 1))  # the previous block's last low-rate sample
+        self.active = False
+
+    def process(self, send: np.ndarray | None, n: int) -> np.ndarray | None:
+        """The tail's (2, n) output for a block whose (2, n) send (one per ear) is ``send``
+        (None: silent); None once nothing rings."""
+        if send is None and not self.active:
+            return None
+        q = TAIL_DECIMATION
+        k = -(-n // q)
+        m = self.m
+        wet = np.zeros((2, k + m))
+        if send is not None:
+            padded = np.zeros((2, k * q))
+            padded[:, :n] = send
+            low = padded.reshape(2, k, q).mean(axis=2)
+            size = 1 << (k + m - 1).bit_length()
+            spectrum = np.fft.rfft(low, size, axis=1) * _tail_spectrum(self.sample_rate, size)
+            wet += np.fft.irfft(spectrum, size)[:, :k + m]
+        wet[:, :m] += self.overlap
+        out_low = wet[:, :k]
+        self.overlap = wet[:, k:k + m]
+        self.active = send is not None or bool(np.abs(self.overlap).max() > 1e-9)
+        # back to the full rate by linear interpolation from the previous block's last sample
+        # (one low-rate sample of delay; the tail is dark: no images to speak of)
+        seq = np.concatenate([self.last, out_low], axis=1)
+        self.last = out_low[:, -1:].copy()
+        frac = np.arange(q) / q
+        up = (seq[:, :-1, None] * (1.0 - frac) + seq[:, 1:, None] * frac).reshape(2, k * q)
+        return up[:, :n]
