@@ -14,6 +14,7 @@ import numpy as np
 from cues.catalog import CATALOG, CATALOG_LEVEL_LUFS, ENSEMBLE_BALANCE_LU
 from instruments import voices
 from instruments.loudness import integrated_loudness, k_weighted
+from instruments.room import TAIL_DECIMATION, decimated
 from instruments.voice_models import REFERENCE_HZ, NoteKey
 
 _GAINS: dict[tuple[str, int], float] = {}
@@ -36,16 +37,21 @@ def voice_gain(instrument: str, sample_rate: int) -> float:
     return found
 
 
-_WEIGHTED: dict[NoteKey, np.ndarray] = {}
+_WEIGHTED_LOW: dict[NoteKey, np.ndarray] = {}
 
 
-def k_weighted_note(key: NoteKey) -> np.ndarray:
-    """The note ``key`` through the K-weighting filter (float32; kept for the render's
-    measuring pass: the filter is linear, so the mix of these is the K-weighted mix)."""
-    found = _WEIGHTED.get(key)
+def k_weighted_low(key: NoteKey) -> np.ndarray:
+    """The note ``key`` through the K-weighting filter, decimated to the room's low rate
+    (means of ``TAIL_DECIMATION`` samples) and scaled so that its energy, counted at the full
+    rate, is the full-rate energy (float64; cached for the render's measuring pass)."""
+    found = _WEIGHTED_LOW.get(key)
     if found is None:
-        if len(_WEIGHTED) > 2048:
-            _WEIGHTED.clear()
-        wave = voices.render_key(key)
-        found = _WEIGHTED[key] = k_weighted(wave, key.sample_rate).astype(np.float32)
+        if len(_WEIGHTED_LOW) > 4096:
+            _WEIGHTED_LOW.clear()
+        weighted = k_weighted(voices.render_key(key), key.sample_rate)
+        low = decimated(weighted)
+        energy_low = float(np.dot(low, low)) * TAIL_DECIMATION
+        if energy_low > 0:
+            low *= np.sqrt(float(np.dot(weighted, weighted)) / energy_low)
+        found = _WEIGHTED_LOW[key] = low
     return found

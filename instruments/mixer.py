@@ -13,14 +13,15 @@ room's longest delay and its tail, not by the length of the piece.  The sum is c
 fixed order (float32 per place, float64 per stem), so the same notes always give the same bytes.
 
 Mastering: with a ``loudness`` target the whole render is scaled so that its BS.1770 integrated
-loudness is the target — a first pass mixes it and measures it (``measured_loudness``), the
-second writes it — without one it plays at the catalog level; then the
-look-ahead peak limiter of ``instruments.limiter`` (ceiling 0.98).  The limiter's peak for a
-chunk is the largest |sample| of the mix *and of every stem* in the chunk (stems that cancel in
-the mix can be louder than it), and the same gain curve is applied to every stem, so the stems
-still sum to the mix and none of them clips either.  Without stems the notes are summed per
-place only (no per-stem arrays), so a mix rendered without ``--stems`` may differ from one
-rendered with them in the last bits and where a stem alone would have needed limiting.
+loudness is the target — a cheap pass at the room's low rate measures it first
+(``instruments.loudness_pass``), then the one full-rate pass writes it — without one it plays at
+the catalog level; then the look-ahead peak limiter of ``instruments.limiter`` (ceiling 0.98).
+The limiter's peak for a chunk is the largest |sample| of the mix *and of every stem* in the
+chunk (stems that cancel in the mix can be louder than it), and the same gain curve is applied
+to every stem, so the stems still sum to the mix and none of them clips either. Without stems
+the notes are summed per place only (no per-stem arrays), so a mix rendered without ``--stems``
+may differ from one rendered with them in the last bits and where a stem alone would have needed
+limiting.
 ``instruments.audio_files`` writes the blocks to files.
 """
 
@@ -34,11 +35,11 @@ import numpy as np
 
 from cues.errors import UserError
 from instruments import voices
-from instruments.levels import k_weighted_note, voice_gain
+from instruments.levels import voice_gain
 from instruments.limiter import LIMITER_CHUNK, PeakLimiter
-from instruments.loudness import LoudnessMeter
+from instruments.loudness_pass import measured_loudness
 from instruments.placement import DEFAULT_LISTENER
-from instruments.room import DEFAULT_ROOM, ROOMS, Room, Tail, Tap, spread
+from instruments.room import DEFAULT_ROOM, ROOMS, Room, Wet, decimated, spread
 from instruments.strings import repluck_stops
 from instruments.voice_models import REFERENCE_HZ, key_length, stroke_variant
 
@@ -132,17 +133,6 @@ def _plan(notes: Iterable[RenderNote], sample_rate: int, room: Room) -> list[_Pl
     return placed
 
 
-def measured_loudness(placed: Sequence[_Placed], total: int, block: int, room: Room) -> float:
-    """The integrated loudness of the placed notes' mix before any gain: a first pass mixes the
-    notes' K-weighted waveforms (the filter is linear: that is the K-weighted mix, but for the
-    tail's resampling) and gates its energy block by block; memory stays bounded."""
-    meter = LoudnessMeter(room.sample_rate)
-    for n, raw in _raw_blocks(placed, total, block, room, merged=True, wave=k_weighted_note):
-        mix = raw.get("")
-        meter.add(np.zeros((2, n)) if mix is None else mix, weighted=True)
-    return meter.integrated()
-
-
 def stem_names(notes: Iterable[RenderNote]) -> tuple[str, ...]:
     """The stems of ``notes``, sorted (the order stems are summed and written in)."""
     return tuple(sorted({n.stem for n in notes}))
@@ -152,57 +142,52 @@ def stem_names(notes: Iterable[RenderNote]) -> tuple[str, ...]:
 
 
 class _Spill:
-    """Per-stem output that runs past the block (delayed taps and the tail), carried over."""
+    """Per-stem output that runs past the block (the direct sound's delay and the room's
+    reflections and tail), carried over."""
 
     def __init__(self, room: Room) -> None:
         self.room = room
         self.carry: dict[str, np.ndarray] = {}
-        self.tails: dict[str, Tail] = {}
+        self.wets: dict[str, Wet] = {}
 
-    def block(self, groups: dict[tuple[str, tuple[float, float], float], np.ndarray], n: int,
+    def block(self, groups: dict[tuple[str, tuple[float, float]], np.ndarray], n: int,
               ) -> dict[str, np.ndarray]:
-        """The block's (2, n) float64 per stem from its per-place mono sums."""
+        """The block's (2, n) float64 per stem from its per-place mono sums: the direct sound
+        at the full rate, the reflections and the tail through the stem's ``Wet``."""
         room = self.room
         width = n + room.max_delay
         out: dict[str, np.ndarray] = {}
-        sends: dict[str, np.ndarray] = {}
         tmp = np.empty(n, dtype=np.float64)
-        for (stem, place, gain), buf in groups.items():
+        for (stem, place), buf in groups.items():
             st = out.get(stem)
             if st is None:
                 st = out[stem] = np.zeros((2, width), dtype=np.float64)
-            taps: tuple[Tap, ...] = room.taps(*place)
-            for delay, left, right in taps:
-                st[0, delay:delay + n] += np.multiply(buf, gain * left, out=tmp)
-                st[1, delay:delay + n] += np.multiply(buf, gain * right, out=tmp)
-            if room.has_tail:  # each ear's tail is fed from the source's side
-                send = sends.get(stem)
-                if send is None:
-                    send = sends[stem] = np.zeros((2, n))
-                to_left, to_right = room.send(*place)
-                send[0] += np.multiply(buf, gain * to_left, out=tmp)
-                send[1] += np.multiply(buf, gain * to_right, out=tmp)
-        return self._finish(out, sends, n)
+            delay, left, right = room.taps(*place)[0]
+            st[0, delay:delay + n] += np.multiply(buf, left, out=tmp)
+            st[1, delay:delay + n] += np.multiply(buf, right, out=tmp)
+            if room.has_tail:
+                wet = self.wets.get(stem)
+                if wet is None:
+                    wet = self.wets[stem] = room.new_wet()
+                wet.add(decimated(buf), place)
+        return self._finish(out, n)
 
-    def _finish(self, out: dict[str, np.ndarray], sends: dict[str, np.ndarray], n: int,
-                ) -> dict[str, np.ndarray]:
+    def _finish(self, out: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
         room = self.room
-        for stem in set(self.carry) | set(self.tails):
+        for stem in set(self.carry) | set(self.wets):
             if stem not in out:
                 out[stem] = np.zeros((2, n + room.max_delay), dtype=np.float64)
         for stem, st in out.items():
             carry = self.carry.pop(stem, None)
             if carry is not None:
                 st[:, :carry.shape[1]] += carry
-            if room.has_tail:
-                tail = self.tails.get(stem)
-                if tail is None:
-                    tail = self.tails[stem] = room.new_tail()
-                wet = tail.process(sends.get(stem), n)
-                if wet is not None:
-                    st[:, :n] += wet
+            wet = self.wets.get(stem)
+            if wet is not None:
+                sound = wet.process(n)
+                if sound is not None:
+                    st[:, :n] += sound
                 else:
-                    del self.tails[stem]
+                    del self.wets[stem]
             if room.max_delay and np.any(st[:, n:]):
                 self.carry[stem] = st[:, n:].copy()
         return {stem: st[:, :n] for stem, st in out.items()}
@@ -210,11 +195,9 @@ class _Spill:
 
 def _raw_blocks(
     placed: Sequence[_Placed], total: int, block: int, room: Room, merged: bool = False,
-    wave: Callable[[voices.NoteKey], np.ndarray] = voices.render_key,
 ) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
     """Per block: (n, {stem: float64 (2, n)}) before loudness gain and limiter (silent stems
-    are absent from the dict); ``merged``: one stem "" holding everything (no stems wanted);
-    ``wave``: each note's waveform (its sound, or its K-weighted sound)."""
+    are absent from the dict); ``merged``: one stem "" holding everything (no stems wanted)."""
     active: list[tuple[_Placed, np.ndarray]] = []
     spill = _Spill(room)
     nxt = 0
@@ -223,21 +206,21 @@ def _raw_blocks(
         n = b1 - b0
         while nxt < len(placed) and placed[nxt].start < b1:
             p = placed[nxt]
-            active.append((p, wave(p.key)))
+            active.append((p, voices.render_key(p.key)))
             nxt += 1
-        # group by (stem, place, gain): notes at one place and level are summed in mono
+        # group by (stem, place): notes at one place are summed in mono at their gains
         # (float32, like the waveforms: half the memory traffic), then heard through the room
-        groups: dict[tuple[str, tuple[float, float], float], np.ndarray] = {}
+        groups: dict[tuple[str, tuple[float, float]], np.ndarray] = {}
         for p, samples in active:
             lo = max(b0, p.start)
             hi = min(b1, p.end)
             if hi <= lo:
                 continue
-            gkey = ("" if merged else p.stem, p.place, p.gain)
+            gkey = ("" if merged else p.stem, p.place)
             buf = groups.get(gkey)
             if buf is None:
                 buf = groups[gkey] = np.zeros(n, dtype=np.float32)
-            buf[lo - b0:hi - b0] += samples[lo - p.start:hi - p.start]
+            buf[lo - b0:hi - b0] += samples[lo - p.start:hi - p.start] * np.float32(p.gain)
         active = [(p, w) for p, w in active if p.end > b1]
         yield n, spill.block(groups, n)
 

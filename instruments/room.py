@@ -4,15 +4,19 @@
 
 * the direct sound: the pan law and 1/d attenuation of ``instruments.placement``, delayed by
   its travel time d / 343 m/s;
-* three early reflections, image sources in the hall's facade (``HALL_FACADE_Y`` north of the
-  hall's front edge, reflection factor ``FACADE_REFLECTION``) and the courtyard's east and west
-  walls (x = ±``COURT_HALF_WIDTH_M``, ``WALL_REFLECTION``): each an image source with its own
-  pan, 1/d attenuation and delay;
+* three early reflections, image sources in the hall's facade (``HALL_FACADE_Y`` north of
+  the hall's front edge, reflection factor ``FACADE_REFLECTION``) and the courtyard's east
+  and west walls (x = ±``COURT_HALF_WIDTH_M``, ``WALL_REFLECTION``): each an image source with
+  its own pan, 1/d attenuation and delay, computed at 1/``TAIL_DECIMATION`` of the sample
+  rate like the tail (PROJECT CHOICE: the earth walls and the open colonnade return little
+  above 3 kHz);
 * a short decorrelated tail: two independent exponentially decaying noises (T60
   ``TAIL_T60_S``, darkened above ``TAIL_DECIMATION``'s band), one per ear, each fed by every
   source at ``TAIL_SEND`` × its direct gain to that ear (the tail keeps the source's side);
   it is convolved at 1/``TAIL_DECIMATION`` of the sample rate (the tail has no energy up
-  there) to keep the render fast.
+  there).  Reflections and tail are one low-rate path per stem (``Wet``): each place's block
+  is decimated once and the stem's sum brought back to the full rate once, which keeps the
+  render fast.
 
 Each frame (堵) of a hang is spread over ``FRAME_WIDTH_M``: a piece of a 編鐘 or 編磬 sounds from
 its own place along the frame, the low pieces at its west end, by pitch (``spread``).
@@ -70,6 +74,7 @@ class Room:
         self.sample_rate = sample_rate
         self.listener = listener
         self._taps: dict[tuple[float, float], tuple[Tap, ...]] = {}
+        self._low: dict[tuple[float, float], tuple[Tap, ...]] = {}
         self.has_tail = mode == "courtyard"
         far = 2 * (abs(listener[0]) + 2 * COURT_HALF_WIDTH_M + abs(listener[1]) + HALL_FACADE_Y)
         self.max_delay = int(far / SPEED_OF_SOUND * sample_rate) + 1 if self.has_tail else 0
@@ -77,9 +82,9 @@ class Room:
         self.extra = self.max_delay + (tail_length if self.has_tail else 0)
         """samples the room adds after the last note (its longest delay and the tail)"""
 
-    def new_tail(self) -> Tail:
-        """A tail of its own for one stem (its state runs from block to block)."""
-        return Tail(self.sample_rate)
+    def new_wet(self) -> Wet:
+        """Reflections and a tail of its own for one stem."""
+        return Wet(self)
 
     def taps(self, x: float, y: float) -> tuple[Tap, ...]:
         """The direct sound and the reflections of a source at (x, y)."""
@@ -102,6 +107,16 @@ class Room:
             delay = int(round(d / SPEED_OF_SOUND * self.sample_rate))
             out.append((min(delay, self.max_delay), left * factor, right * factor))
         return tuple(out)
+
+    def low_reflections(self, x: float, y: float) -> tuple[Tap, ...]:
+        """The reflections of a source at (x, y) with their delays at the low rate (less the
+        one low-rate sample the return to the full rate adds)."""
+        found = self._low.get((x, y))
+        if found is None:
+            found = self._low[(x, y)] = tuple(
+                (max(0, round(delay / TAIL_DECIMATION) - 1), left, right)
+                for delay, left, right in self.taps(x, y)[1:])
+        return found
 
     def send(self, x: float, y: float) -> tuple[float, float]:
         """How much of a source at (x, y) feeds the left and the right ear's tail: its direct
@@ -129,40 +144,77 @@ def _tail_spectrum(sample_rate: int, size: int) -> np.ndarray:
     return np.fft.rfft(_tail_response(sample_rate), size)
 
 
-class Tail:
-    """Streaming overlap-add convolution of a mono send with the two ears' tail responses."""
+class Wet:
+    """One stem's reflections and tail, computed at 1/``TAIL_DECIMATION`` of the sample rate
+    (the walls and the tail return little up there): each place's mono block is decimated
+    once, its reflections and its tail sends are added at the low rate, the sends convolved
+    with the tail (overlap-add), and the sum brought back to the full rate once per stem by
+    linear interpolation (one low-rate sample of delay, which the reflections' delays
+    subtract).  Its state (what rings past the block) runs from block to block."""
 
-    def __init__(self, sample_rate: int) -> None:
-        self.sample_rate = sample_rate
-        self.m = _tail_response(sample_rate).shape[1]
-        self.overlap = np.zeros((2, self.m))
+    def __init__(self, room: Room) -> None:
+        self.room = room
+        self.m = _tail_response(room.sample_rate).shape[1]
+        self.span = room.max_delay // TAIL_DECIMATION + 1
+        self.overlap = np.zeros((2, self.m + self.span))
         self.last = np.zeros((2, 1))  # the previous block's last low-rate sample
         self.active = False
+        self.refl: np.ndarray | None = None
+        self.send: np.ndarray | None = None
 
-    def process(self, send: np.ndarray | None, n: int) -> np.ndarray | None:
-        """The tail's (2, n) output for a block whose (2, n) send (one per ear) is ``send``
-        (None: silent); None once nothing rings."""
+    def add(self, low: np.ndarray, place: tuple[float, float]) -> None:
+        """A place's decimated block (``decimated``): its reflections and its sends to the two
+        ears' tails (each fed from the source's side)."""
+        k = low.size
+        if self.refl is None:
+            self.refl = np.zeros((2, k + self.span))
+            self.send = np.zeros((2, k))
+        assert self.send is not None
+        for delay, left, right in self.room.low_reflections(*place):
+            self.refl[0, delay:delay + k] += low * left
+            self.refl[1, delay:delay + k] += low * right
+        to_left, to_right = self.room.send(*place)
+        self.send[0] += low * to_left
+        self.send[1] += low * to_right
+
+    def low_block(self, k: int) -> np.ndarray | None:
+        """The block's (2, k) reflections and tail at the low rate (what ``add`` gave them,
+        and what rings on from earlier blocks); None once nothing rings."""
+        refl, send = self.refl, self.send
+        self.refl = self.send = None
         if send is None and not self.active:
             return None
+        m, width = self.m, self.overlap.shape[1]
+        wet = np.zeros((2, k + width))
+        if send is not None and refl is not None:
+            size = 1 << (k + m - 1).bit_length()
+            spectrum = np.fft.rfft(send, size, axis=1) * _tail_spectrum(self.room.sample_rate,
+                                                                         size)
+            wet[:, :k + m] += np.fft.irfft(spectrum, size)[:, :k + m]
+            wet[:, :refl.shape[1]] += refl
+        wet[:, :width] += self.overlap
+        self.overlap = wet[:, k:k + width]
+        self.active = send is not None or bool(np.abs(self.overlap).max() > 1e-9)
+        return wet[:, :k]
+
+    def process(self, n: int) -> np.ndarray | None:
+        """The block's (2, n) reflections and tail at the full rate; None once nothing rings."""
         q = TAIL_DECIMATION
         k = -(-n // q)
-        m = self.m
-        wet = np.zeros((2, k + m))
-        if send is not None:
-            padded = np.zeros((2, k * q))
-            padded[:, :n] = send
-            low = padded.reshape(2, k, q).mean(axis=2)
-            size = 1 << (k + m - 1).bit_length()
-            spectrum = np.fft.rfft(low, size, axis=1) * _tail_spectrum(self.sample_rate, size)
-            wet += np.fft.irfft(spectrum, size)[:, :k + m]
-        wet[:, :m] += self.overlap
-        out_low = wet[:, :k]
-        self.overlap = wet[:, k:k + m]
-        self.active = send is not None or bool(np.abs(self.overlap).max() > 1e-9)
-        # back to the full rate by linear interpolation from the previous block's last sample
-        # (one low-rate sample of delay; the tail is dark: no images to speak of)
+        out_low = self.low_block(k)
+        if out_low is None:
+            return None
         seq = np.concatenate([self.last, out_low], axis=1)
         self.last = out_low[:, -1:].copy()
-        frac = np.arange(q) / q
-        up = (seq[:, :-1, None] * (1.0 - frac) + seq[:, 1:, None] * frac).reshape(2, k * q)
+        step = np.diff(seq, axis=1)[:, :, None] * (np.arange(q) / q)
+        up = (seq[:, :-1, None] + step).reshape(2, k * q)
         return up[:, :n]
+
+
+def decimated(buf: np.ndarray) -> np.ndarray:
+    """``buf`` (n,) as means of ``TAIL_DECIMATION`` samples (float64, zero-padded at the end)."""
+    q = TAIL_DECIMATION
+    k = -(-buf.size // q)
+    if k * q != buf.size:
+        buf = np.concatenate([buf, np.zeros(k * q - buf.size, dtype=buf.dtype)])
+    return buf.reshape(k, q).mean(axis=1, dtype=np.float64)
