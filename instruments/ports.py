@@ -42,6 +42,11 @@ ApiName = Literal["jack", "alsa", "default"]
 API_NAMES: tuple[str, ...] = ("jack", "alsa", "default")
 DEFAULT_CLIENT_NAME = "yuezheng"
 DEFAULT_PORT_NAME = "out"
+# what a user does without a JACK server (README: "Play it for real")
+NO_JACK_ADVICE = ("start JACK on your sound card (e.g. `jackd -d alsa -d hw:0 -r 48000 &`, or "
+                  "QjackCtl) and a synth on it (`fluidsynth -a jack -m jack "
+                  "/usr/share/sounds/sf2/FluidR3_GM.sf2`), or play the built-in voices "
+                  "straight to the sound card with --output pyo")
 
 NOTE_OFF = 0x80
 NOTE_ON = 0x90
@@ -342,8 +347,7 @@ class JackWatch:
         client = lib.jack_client_open(self._name.encode(), _JACK_NO_START_SERVER,
                                       ctypes.byref(status))
         if not client:
-            raise PortError("the JACK server is not running (start it with .ci/jack.sh, or "
-                            "`jackd -d dummy -r 48000 -p 256 &` then `jack_wait -w`)")
+            raise PortError(f"the JACK server is not running: {NO_JACK_ADVICE}")
         self._client = client
         return self
 
@@ -424,7 +428,7 @@ def _rtmidi_api(api: str) -> int:
         raise PortError(
             f"this python-rtmidi was built without {api.upper()} support; for JACK install it "
             "with `pip install --force-reinstall --no-binary python-rtmidi python-rtmidi` "
-            "(needs libjack-jackd2-dev), see .ci/jack.sh"
+            "(needs the Debian package libjack-jackd2-dev)"
         )
     return number
 
@@ -439,8 +443,8 @@ def _midi_out(api: str, client_name: str) -> Any:
         return rtmidi.MidiOut(number, client_name)
     except (rtmidi.SystemError, RuntimeError) as exc:  # type: ignore[attr-defined]
         if api == "jack":
-            raise PortError("cannot open a JACK MIDI client: the JACK server is not running "
-                            "(start it with .ci/jack.sh)") from exc
+            raise PortError("cannot open a JACK MIDI client: the JACK server is not running: "
+                            f"{NO_JACK_ADVICE}") from exc
         if api == "alsa":
             raise PortError("cannot open the ALSA sequencer (no /dev/snd/seq on this machine?); "
                             "use a jack: output") from exc
