@@ -429,9 +429,9 @@ def _register_score(sub: argparse._SubParsersAction) -> None:
         help="write the score of a 詩譜 piece, or of the sung pieces of a rite",
         description="Write a score (MusicXML, compressed .mxl, or PDF through LilyPond) of a "
         "piece of the 風雅十二詩譜 (every stanza: voice with syllable, 律 and 工尺 under each "
-        "note, and the 瑟 in unison), or of the sung (歌) pieces of a rite in order with the cue "
-        "ids as rehearsal marks. The 詩譜 notates no rhythm: every syllable is a quarter note. "
-        "Lost melodies are never invented.",
+        "note, and the 瑟 an octave below, as the MIDI and audio play it), or of the sung (歌) "
+        "pieces of a rite in order with the cue ids as rehearsal marks. The 詩譜 notates no "
+        "rhythm: every syllable is a quarter note. Lost melodies are never invented.",
     )
     p.add_argument("target", metavar="PIECE|RITE",
                    help="a repertoire title (鹿鳴, 关雎, …) or a rite (name, alias or .toml path)")
