@@ -30,7 +30,6 @@ lost; no score is invented").  music21 is imported inside the functions (it is s
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -40,6 +39,7 @@ from cues.errors import UserError
 from cues.melody_octaves import melody_octave
 from cues.repertoire import MODES, Piece, Stanza, canonical_title, get_piece
 from cues.sources import read_json_source
+from cues.text import display_width
 from instruments.tuning import Tuning, lu_name, octave_mark
 
 if TYPE_CHECKING:
@@ -290,7 +290,7 @@ def _wrap(line: str, width: int = 120) -> list[str]:
     out: list[str] = []
     current, columns = "", 0
     for word in re.split(r"(?<= )", line):
-        size = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in word)
+        size = display_width(word)
         if current and columns + size > width:
             out.append(current.rstrip())
             current, columns = "", 0
