@@ -16,21 +16,29 @@ import json
 import os
 import re
 import sys
+import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from cues.errors import UserError
+from cues.text import clock as _clock
+from cues.text import display_width, pad
+
+KIND_WIDTH = 6  # a cue's kind in the show table: up to three characters (無算樂)
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
+PROG = "yuezheng"
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse that raises instead of exiting, so that main() owns the exit code."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UserError(f"{self.prog}: {message}\n{self.format_usage().rstrip()}")
+        where = self.prog.removeprefix(PROG).strip()  # main() says "yuezheng: " once
+        raise UserError(f"{where + ': ' if where else ''}{message}\n"
+                        f"{self.format_usage().rstrip()}")
 
 
 # control characters but the newline, and the bidi overrides: a sheet's text printed as is could
@@ -84,24 +92,25 @@ def _add_variant(p: argparse.ArgumentParser | argparse._ArgumentGroup,
                    "lists them with the passage behind each value")
 
 
-def _add_tuning(p: argparse.ArgumentParser | argparse._ArgumentGroup,
-                default_tuning: str | None = None) -> None:
+def _add_tuning(p: argparse.ArgumentParser | argparse._ArgumentGroup, own: bool = False) -> None:
     """--huangzhong HZ and --tuning: the pitch of 黃鍾 and the tuning system.
 
-    A timeline command gives no ``default_tuning``: both default to None, so that the sheet's
-    [settings] (else the compiler's defaults) decide, and the compiler reads the text as it reads
-    the sheet's; a command without a timeline names its tuning and gets 黃鍾 as a number.
+    A timeline command (``own`` false): both default to None, so that the sheet's [settings]
+    (else the compiler's defaults) decide, and the compiler reads the text as it reads the
+    sheet's; a command without a timeline (``own``) gets the compiler's default tuning and 黃鍾
+    as a number, so that every command defaults to the same tuning.
     """
     from instruments.tuning import DEFAULT_HUANGZHONG_HZ, TUNING_SYSTEMS
+    from sequencer.settings import CompileSettings
 
-    own = default_tuning is not None
+    default_tuning = CompileSettings.tuning if own else None
     p.add_argument("--huangzhong", dest="huangzhong_hz", type=float if own else None,
                    metavar="HZ", default=DEFAULT_HUANGZHONG_HZ if own else None,
                    help=f"frequency of 黃鍾 in Hz (default {DEFAULT_HUANGZHONG_HZ:.2f} = C4: the "
                    "sources give none)")
     p.add_argument("--tuning", choices=TUNING_SYSTEMS, default=default_tuning,
-                   help="sanfen = 三分損益, equal = equal temperament (default "
-                   f"{default_tuning or 'sanfen'})")
+                   help="sanfen = 三分損益 (the default of every command), equal = equal "
+                   "temperament")
 
 
 def _add_bell_interval(p: argparse.ArgumentParser) -> None:
@@ -194,10 +203,11 @@ def cmd_rites(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(rows)
         return EXIT_OK
+    title_width = max((display_width(r["title"]) for r in rows), default=0)
     for r in rows:
         variants = f"  variants: {', '.join(r['variants'])}" if r["variants"] else ""
-        _out(f"{r['rite']:<14} {r['title']:<6} {r['hang']}  {r['cues']:>2} cues  "
-             f"aliases: {', '.join(r['aliases'])}{variants}")
+        _out(f"{r['rite']:<14} {pad(r['title'], title_width)} {pad(r['hang'], 4)}  "
+             f"{r['cues']:>2} cues  aliases: {', '.join(r['aliases'])}{variants}")
     return EXIT_OK
 
 
@@ -211,21 +221,23 @@ def _register_show(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from sequencer.views import rite_json
+    from sequencer.views import rite_json, rite_length_s
 
     rite, timeline = _load_timeline(args)
     data = rite_json(rite, timeline)
     if args.json:
         _print_json(data)
         return EXIT_OK
-    _out(f"{data['title']} ({data['rite']}) — {rite.work}; hang: {rite.hang}")
+    _out(f"{data['title']} ({data['rite']}) — {rite.work}; hang: {rite.hang}; "
+         f"{_clock(rite_length_s(timeline))} offline")
     if rite.variants:
         chosen = set(rite.active_variants)
         _out("variants: " + "; ".join(
             f"{'[x]' if v.id in chosen else '[ ]'} {v.id} = {v.title}" for v in rite.variants))
     _show_readings(data["readings"])
     _out("")
-    _out(f"{'#':>2}  {'cue':<18} {'kind':<4} {'start':>8} {'length':>8}  trigger     pieces")
+    _out(f"{'#':>2}  {'cue':<18} {pad('kind', KIND_WIDTH)} {'start':>8} {'length':>8}  "
+         "trigger     pieces")
     for i, cue in enumerate(data["cues"], start=1):
         chosen = {c["field"] for c in cue["choices"]}
         mark = {field: "*" if field in chosen else "" for field in (
@@ -241,7 +253,8 @@ def cmd_show(args: argparse.Namespace) -> int:
             pieces += f" (《{title}》 text a fragment: 「{words}」)"
         if cue["kind"] == "射節":
             pieces += f" — {cue['jie']}節{mark['jie_s']}, {cue['listen']} to listen"
-        _out(f"{i:>2}  {cue['id'] + ('*' if chosen else ''):<18} {cue['kind']:<4} {start:>8} "
+        _out(f"{i:>2}  {cue['id'] + ('*' if chosen else ''):<18} "
+             f"{pad(cue['kind'], KIND_WIDTH)} {start:>8} "
              f"{length + mark['duration_s']:>8}  {cue['trigger'] + mark['trigger']:<10}  "
              f"{pieces}")
         _out(f"    at 「{cue['at']}」 — {cue['source']['work']}: 「{cue['source']['quote']}」")
@@ -269,13 +282,6 @@ def _show_choices(cues: list[dict]) -> None:
     _out("* the project's own choices (no source fixes them):")
     for cue_id, choice in rows:
         _out(f"    {cue_id} {choice['field']}: {choice['reason']}")
-
-
-def _clock(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    whole = int(round(seconds))
-    return f"{whole // 60}:{whole % 60:02d}"
 
 
 @command
@@ -327,11 +333,15 @@ def cmd_pieces(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(rows)
         return EXIT_OK
+    title_width = max((display_width(r["title"]) for r in rows), default=0)
+    category_width = max((display_width(r["category"]) for r in rows), default=0)
     for r in rows:
         melody = f"詩譜, {r['mode']}, {r['stanzas']} stanzas" if not r["melody_lost"] else \
             "melody lost"
         text = f"text {r['text']}"
-        _out(f"《{r['title']}》 {r['category']:<3} {text}; {melody} — 「{r['source']['quote']}」")
+        _out(f"{pad('《' + r['title'] + '》', title_width + 4)} "
+             f"{pad(r['category'], category_width)} {text}; {melody} — "
+             f"「{r['source']['quote']}」")
     return EXIT_OK
 
 
@@ -344,14 +354,14 @@ def _register_midi(sub: argparse._SubParsersAction) -> None:
 
 def cmd_midi(args: argparse.Namespace) -> int:
     from sequencer.smf import write_midi
-    from sequencer.timebase import seconds
+    from sequencer.views import rite_length_s
 
     rite, timeline = _load_timeline(args)
     with _writing(args.output):
         write_midi(timeline, args.output, title=rite.title)
     jie = sum(1 for m in timeline.markers if m.kind == "jie")
     _out(f"wrote {args.output}: {rite.title}, {len(rite.cues)} cues, {len(timeline.notes)} notes, "
-         f"{jie} 節 markers, {_clock(float(seconds(timeline.end)))}")
+         f"{jie} 節 markers, {_clock(rite_length_s(timeline))}")
     return EXIT_OK
 
 
@@ -431,15 +441,15 @@ def _register_score(sub: argparse._SubParsersAction) -> None:
         help="write the score of a 詩譜 piece, or of the sung pieces of a rite",
         description="Write a score (MusicXML, compressed .mxl, or PDF through LilyPond) of a "
         "piece of the 風雅十二詩譜 (every stanza: voice with syllable, 律 and 工尺 under each "
-        "note, and the 瑟 in unison), or of the sung (歌) pieces of a rite in order with the cue "
-        "ids as rehearsal marks. The 詩譜 notates no rhythm: every syllable is a quarter note. "
-        "Lost melodies are never invented.",
+        "note, and the 瑟 an octave below, as the MIDI and audio play it), or of the sung (歌) "
+        "pieces of a rite in order with the cue ids as rehearsal marks. The 詩譜 notates no "
+        "rhythm: every syllable is a quarter note. Lost melodies are never invented.",
     )
     p.add_argument("target", metavar="PIECE|RITE",
                    help="a repertoire title (鹿鳴, 关雎, …) or a rite (name, alias or .toml path)")
     p.add_argument("-o", "--output", metavar="OUT", required=True,
                    help="OUT.musicxml, OUT.xml, OUT.mxl or OUT.pdf (PDF needs Debian lilypond)")
-    _add_tuning(p, "sanfen")
+    _add_tuning(p, own=True)
     _add_variant(p, "rites only: select a variant reading (repeatable)")
     p.set_defaults(func=cmd_score)
 
@@ -497,10 +507,11 @@ def cmd_instruments(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(rows)
         return EXIT_OK
+    name_width = max((display_width(r["name"]) for r in rows), default=0)
     for r in rows:
         gm = (f"GM program {r['gm_program']}" if r["gm_program"] is not None
               else f"GM drum key {r['gm_key']}")
-        _out(f"{r['name']}  [{r['bayin']}]  {r['english']}  "
+        _out(f"{pad(r['name'], name_width)}  [{r['bayin']}]  {r['english']}  "
              f"({'pitched' if r['pitched'] else 'unpitched'}; {gm})")
         if r["aliases"]:
             _out(f"    aliases: {' '.join(r['aliases'])}")
@@ -520,7 +531,7 @@ def _register_audition(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("name", metavar="NAME", help="an instrument of `yuezheng instruments`")
     p.add_argument("-o", "--output", metavar="OUT", required=True, help="OUT.wav or OUT.flac")
-    _add_tuning(p, "equal")
+    _add_tuning(p, own=True)
     _add_bell_interval(p)
     p.set_defaults(func=cmd_audition)
 
@@ -557,6 +568,7 @@ def _register_render(sub: argparse._SubParsersAction) -> None:
 
 def cmd_render(args: argparse.Namespace) -> int:
     from sequencer.render import render_fluidsynth, render_timeline
+    from sequencer.views import rite_length_s
 
     rite, timeline = _load_timeline(args)
     if args.engine == "fluidsynth":
@@ -564,7 +576,7 @@ def cmd_render(args: argparse.Namespace) -> int:
             raise UserError("--stems needs the built-in engine (FluidSynth renders one mix)")
         report = render_fluidsynth(timeline, args.output, args.soundfont, rite.title)
         _out(f"wrote {report.path}: {rite.title} through FluidSynth ({report.soundfont}), "
-             f"{_clock(report.duration_s)}, {report.realtime_factor:.1f}× real time")
+             f"{_clock(rite_length_s(timeline))}, {report.realtime_factor:.1f}× real time")
         return EXIT_OK
     progress = _progress_bar(f"render {rite.id}") if sys.stderr.isatty() else None
     report = render_timeline(timeline, args.output, stems_dir=args.stems,
@@ -573,7 +585,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         _err("")
     stems = f", {len(report.stems)} stems in {args.stems}" if report.stems else ""
     _out(f"wrote {report.path}: {rite.title}, {len(rite.cues)} cues, {report.notes} notes, "
-         f"{_clock(report.duration_s)}, peak {report.peak:.3f}, "
+         f"{_clock(rite_length_s(timeline))}, peak {report.peak:.3f}, "
          f"{report.realtime_factor:.1f}× real time{stems}")
     return EXIT_OK
 
@@ -628,8 +640,8 @@ def _register_plot(sub: argparse._SubParsersAction) -> None:
 
 def cmd_plot(args: argparse.Namespace) -> int:
     from sequencer.plots import picture_format
-    from sequencer.timebase import seconds
     from sequencer.timeline_plot import plot_timeline
+    from sequencer.views import rite_length_s
 
     picture_format(args.output)  # a bad extension fails before any work
     rite, timeline = _load_timeline(args)
@@ -637,7 +649,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
         problems = plot_timeline(rite, timeline, args.output)
     _warn(problems)
     _out(f"wrote {args.output}: {rite.title}, {len(timeline.spans)} cues, "
-         f"{len(timeline.notes)} notes, {_clock(float(seconds(timeline.end)))}")
+         f"{len(timeline.notes)} notes, {_clock(rite_length_s(timeline))}")
     return EXIT_OK
 
 
@@ -713,7 +725,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
     for d in tally.decisions:
         mark = "釋" if d.counted else ("—" if not d.release.hit else "不釋")
         _out(f"  {d.release.time_s:9.3f} s  {d.release.side}  {'hit ' if d.release.hit else 'miss'}"
-             f"  {mark:<2}  {d.reason}")
+             f"  {pad(mark, 4)}  {d.reason}")
     _out(f"右 {tally.right}, 左 {tally.left}: 「{tally.announcement()}」")
     return EXIT_OK
 
@@ -831,19 +843,82 @@ def cmd_live(args: argparse.Namespace) -> int:
 # ── commands end ────────────────────────────────────────────────────────────────────────────
 
 
+# Every sub-command's --help ends with examples (tests/test_help.py checks that each has some).
+_EXAMPLES: dict[str, tuple[str, ...]] = {
+    "rites": ("yuezheng rites", "yuezheng rites --json"),
+    "show": ("yuezheng show xiang-she", "yuezheng show 燕禮 --variant she --json"),
+    "validate": ("yuezheng validate my-rite.toml",),
+    "pieces": ("yuezheng pieces", "yuezheng pieces --json"),
+    "midi": ("yuezheng midi xiang-she -o xiang-she.mid",
+             "yuezheng midi yan -o she.mid --variant she --from she-jie --until she-jie"),
+    "check": ("yuezheng check xiang-she.mid", "yuezheng check show.jsonl --json"),
+    "score": ("yuezheng score 關雎 -o guanju.pdf",
+              "yuezheng score xiang-yin-jiu -o xiang-yin-jiu.musicxml --tuning equal"),
+    "instruments": ("yuezheng instruments",),
+    "audition": ("yuezheng audition 編鐘 -o bianzhong.wav",
+                 "yuezheng audition 瑟 -o se.flac --tuning equal"),
+    "render": ("yuezheng render xiang-she -o xiang-she.wav",
+               "yuezheng render xiang-she -o x.wav --engine fluidsynth "
+               "--soundfont /usr/share/sounds/sf2/FluidR3_GM.sf2"),
+    "ports": ("yuezheng ports", "yuezheng ports --api alsa"),
+    "plot": ("yuezheng plot xiang-she -o xiang-she.png",),
+    "layout": ("yuezheng layout da-she -o da-she.svg",),
+    "judge": ("yuezheng judge xiang-she --releases releases.csv   "
+              "# rows: time_s,side,hit e.g. 4.0,右,1",),
+    "live": ("yuezheng live xiang-she --output jack:fluidsynth",
+             "yuezheng live xiang-she --output pyo --auto --log show.jsonl"),
+}
+HELP_WIDTH = 90
+
+
+def _document(sub: argparse._SubParsersAction) -> None:
+    """Give each sub-command's own --help its one-line description (the line ``yuezheng
+    --help`` shows), the longer description under it, and its examples as the epilog."""
+    for action in sub._choices_actions:
+        parser = sub.choices[action.dest]
+        summary = (action.help or "").strip()
+        more = parser.description or ""
+        body = "\n".join(textwrap.fill(part, HELP_WIDTH) for part in more.split("\n") if part)
+        parser.description = summary + (f"\n\n{body}" if body else "")
+        examples = _EXAMPLES.get(action.dest, ())
+        parser.epilog = ("example" + ("s" if len(examples) > 1 else "") + ":\n"
+                         + "\n".join(f"  {line}" for line in examples)) if examples else None
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
+
+
+def _version() -> str:
+    """yuezheng's version: the installed package's, else the pyproject.toml beside this file."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(PROG)
+    except metadata.PackageNotFoundError:
+        import tomllib
+        from pathlib import Path
+
+        pyproject = Path(__file__).with_name("pyproject.toml")
+        with pyproject.open("rb") as handle:
+            return str(tomllib.load(handle)["project"]["version"])
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="yuezheng",
+        prog=PROG,
         description="樂正 — cue, render, score and check the music of the Zhou rites "
         "(鄉飲酒禮, 鄉射禮, 燕禮, 大射).",
         epilog="Exit codes: 0 success, 2 bad input or usage, 1 anything else "
         "(`check` also uses 4: a tempo violation).",
     )
+    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for register in _COMMANDS:
         register(sub)
+    _document(sub)
     return parser
+
+
+_PROBING_COMMANDS = ("live", "ports")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -851,9 +926,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = _build_parser()
         args = parser.parse_args(argv)
+        if args.command in _PROBING_COMMANDS:  # they open audio/MIDI libraries that chatter
+            from instruments.quiet import quiet_libraries
+
+            with quiet_libraries():
+                return int(args.func(args))
         return int(args.func(args))
     except UserError as exc:
-        _err(f"yuezheng: {exc}")
+        _err(f"{PROG}: {exc}")
         return EXIT_USAGE
     except KeyboardInterrupt:
         _err("yuezheng: interrupted")
