@@ -40,6 +40,13 @@ def _err(text: str) -> None:
     sys.stderr.write(text.rstrip("\n") + "\n")
 
 
+def _err_notes(exc: BaseException) -> None:
+    """The notes an exception gathered on its way (e.g. "OUT not written; the old file is
+    untouched")."""
+    for note in getattr(exc, "__notes__", ()):
+        _err(f"yuezheng: {note}")
+
+
 def _print_json(obj: object) -> None:
     _out(json.dumps(obj, ensure_ascii=False, indent=2))
 
@@ -155,7 +162,10 @@ def _writing(path: str) -> Iterator[None]:
     try:
         yield
     except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+        error = UserError(f"cannot write {path}: {exc.strerror or exc}")
+        for note in getattr(exc, "__notes__", ()):  # what was left as it was
+            error.add_note(note)
+        raise error from None
 
 
 def _warn(problems: Sequence[str]) -> None:
@@ -452,7 +462,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         rite = load_rite(args.target, args.variant, parse_reading_args(args.reading))
         score = rite_score(rite, tuning)
         what = rite.title
-    out = write_score(score, args.output)
+    with _writing(args.output):
+        out = write_score(score, args.output)
     notes = len(score.parts[0].recurse().notes) if score.parts else 0
     _out(f"wrote {out}: {what}, {notes} sung notes, {tuning.describe()}")
     return EXIT_OK
@@ -524,7 +535,8 @@ def cmd_audition(args: argparse.Namespace) -> int:
         pitch_hz = parse_tuning(args.tuning, args.huangzhong_hz).hz
     notes = audition_notes(args.name, args.huangzhong_hz, bell_interval=args.bell_interval,
                            pitch_hz=pitch_hz)
-    report = write_audio(args.output, notes)
+    with _writing(args.output):
+        report = write_audio(args.output, notes)
     _out(f"wrote {report.path}: {notes[0].instrument}, {report.notes} notes, "
          f"{report.duration_s:.2f} s, peak {report.peak:.3f}, "
          f"{report.realtime_factor:.1f}× real time")
@@ -550,13 +562,15 @@ def cmd_render(args: argparse.Namespace) -> int:
     if args.engine == "fluidsynth":
         if args.stems:
             raise UserError("--stems needs the built-in engine (FluidSynth renders one mix)")
-        report = render_fluidsynth(timeline, args.output, args.soundfont, rite.title)
+        with _writing(args.output):
+            report = render_fluidsynth(timeline, args.output, args.soundfont, rite.title)
         _out(f"wrote {report.path}: {rite.title} through FluidSynth ({report.soundfont}), "
              f"{_clock(report.duration_s)}, {report.realtime_factor:.1f}× real time")
         return EXIT_OK
     progress = _progress_bar(f"render {rite.id}") if sys.stderr.isatty() else None
-    report = render_timeline(timeline, args.output, stems_dir=args.stems,
-                             bell_interval=args.bell_interval, progress=progress)
+    with _writing(args.output):
+        report = render_timeline(timeline, args.output, stems_dir=args.stems,
+                                 bell_interval=args.bell_interval, progress=progress)
     if progress is not None:
         _err("")
     stems = f", {len(report.stems)} stems in {args.stems}" if report.stems else ""
@@ -869,14 +883,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except UserError as exc:
         _err(f"yuezheng: {exc}")
+        _err_notes(exc)
         return EXIT_USAGE
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM while writing (atomicfile)
         _err("yuezheng: interrupted")
-        return 130
+        _err_notes(exc)
+        return 128 + getattr(exc, "signum", 2)
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # the last line of defence: no traceback for users
         _err(f"yuezheng: internal error: {type(exc).__name__}: {exc}")
+        _err_notes(exc)
         if os.environ.get("YUEZHENG_DEBUG"):
             raise
         return EXIT_FAILURE
