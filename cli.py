@@ -308,6 +308,45 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 @command
+def _register_new(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "new", help="start your own cue sheet from a built-in rite",
+        description="Write a built-in rite as an editable cue sheet (its TOML, headed by where "
+        "it came from). Example: yuezheng new my-she.toml --from xiang-she",
+    )
+    p.add_argument("sheet", metavar="SHEET.toml", help="the sheet to write")
+    p.add_argument("--from", dest="from_rite", required=True, metavar="RITE",
+                   help="the built-in rite to start from (name or alias; `rites` lists them)")
+    p.add_argument("--force", action="store_true", help="replace SHEET.toml if it exists")
+    p.set_defaults(func=cmd_new)
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from cues.builtin import BUILTIN_RITES, editable_sheet, resolve_rite_name
+    from cues.sheet import parse_sheet
+    from instruments.atomicfile import write_text_atomically
+
+    target = Path(args.sheet)
+    if target.suffix.lower() != ".toml":
+        raise UserError(f"{args.sheet}: a cue sheet is a .toml file")
+    if target.exists() and not args.force:
+        raise UserError(f"{args.sheet} exists: give --force to replace it")
+    rid = resolve_rite_name(args.from_rite)
+    if rid is None:
+        raise UserError(f"--from {args.from_rite}: not a built-in rite; expected one of "
+                        f"{', '.join(BUILTIN_RITES)} (or an alias `rites` lists)")
+    text = editable_sheet(rid, args.sheet)
+    rite = parse_sheet(text, args.sheet, base=target.parent)  # it loads where it is written
+    with _writing(args.sheet):
+        write_text_atomically(target, text)
+    _out(f"wrote {args.sheet}: {rite.title} from the built-in {rid}, {len(rite.cues)} cues; "
+         f"edit it, then `yuezheng validate {args.sheet}`")
+    return EXIT_OK
+
+
+@command
 def _register_pieces(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("pieces", help="list the repertoire: every piece the rites name")
     p.add_argument("--json", action="store_true", help="print JSON")

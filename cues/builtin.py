@@ -13,6 +13,25 @@ def builtin_text(rite_id: str) -> str:
     return resources.files("cues.rites").joinpath(f"{rite_id}.toml").read_text(encoding="utf-8")
 
 
+EDITABLE_HEADER = """\
+# A cue sheet written by `yuezheng new` from the built-in rite {rite_id} ({title}).
+# Edit it freely: `yuezheng validate {name}` checks it, and every command that takes a rite
+# takes this file in its place.
+# Citations: file = "seeds/…" or "reference/…" names a text bundled with yuezheng; any other
+# file = "…" is your own text (UTF-8), a path relative to this sheet, and its quote is checked
+# the same way (verbatim, punctuation aside).
+#
+"""
+
+
+def editable_sheet(rite_id: str, name: str) -> str:
+    """Built-in rite ``rite_id``'s sheet, headed by where it came from, to be saved as ``name``
+    and edited (``yuezheng new``): its TOML is the built-in's, byte for byte."""
+    text = builtin_text(rite_id)
+    title = tomllib.loads(text)["rite"]["title"]
+    return EDITABLE_HEADER.format(rite_id=rite_id, title=title, name=name) + text
+
+
 def builtin_names() -> dict[str, str]:
     """Every name that selects a built-in rite (ids, titles, aliases) → the rite id."""
     names: dict[str, str] = {}

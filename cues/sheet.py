@@ -37,6 +37,7 @@ from cues.layouts import HANG_SIDES, standard_hang
 from cues.model import SETTING_KEYS, Cue, Position, Rite
 from cues.quotations import misquotation_message, misquotations
 from cues.readings import check_choice_quotes, parse_readings, select_readings
+from cues.sources import texts_beside
 from cues.subtables import parse_positions, parse_source
 from cues.tomllines import TomlLines, toml_syntax_error
 from cues.triggers import check_triggers
@@ -70,7 +71,8 @@ def parse_sheet(
     except RecursionError:
         raise SheetErrors([SheetError("TOML nesting too deep", file=path)]) from None
     checker = SheetChecker(path, TomlLines(text))
-    rite = _rite(checker, data, base)
+    with texts_beside(base):  # a source.file of the user's own is relative to the sheet
+        rite = _rite(checker, data, base)
     if checker.errors:
         raise SheetErrors(checker.errors)
     assert rite is not None
