@@ -356,7 +356,8 @@ def _register_pieces(sub: argparse._SubParsersAction) -> None:
 def cmd_pieces(args: argparse.Namespace) -> int:
     from cues.repertoire import all_pieces
 
-    rows = [{"title": p.title, "category": p.category, "text_lost": p.text_lost,
+    rows = [{"title": p.title, "pinyin": p.pinyin, "category": p.category,
+             "text_lost": p.text_lost,
              "text": p.text_state, "melody_lost": p.melody_lost, "mode": p.mode,
              "stanzas": len(p.stanzas),
              "source": {"work": p.source.work, "file": p.source.file, "quote": p.source.quote}}
@@ -368,7 +369,8 @@ def cmd_pieces(args: argparse.Namespace) -> int:
         melody = f"詩譜, {r['mode']}, {r['stanzas']} stanzas" if not r["melody_lost"] else \
             "melody lost"
         text = f"text {r['text']}"
-        _out(f"《{r['title']}》 {r['category']:<3} {text}; {melody} — 「{r['source']['quote']}」")
+        _out(f"《{r['title']}》 {r['pinyin']} {r['category']:<3} {text}; {melody} — "
+             f"「{r['source']['quote']}」")
     return EXIT_OK
 
 
@@ -528,7 +530,7 @@ def cmd_instruments(args: argparse.Namespace) -> int:
     for inst in CATALOG.values():
         rows.append({
             "name": inst.name, "english": inst.english, "bayin": inst.bayin,
-            "pitched": inst.pitched, "aliases": list(inst.aliases),
+            "pitched": inst.pitched, "aliases": list(inst.aliases), "pinyin": inst.pinyin,
             "gm_program": inst.gm_program, "gm_key": inst.gm_key,
             "description": inst.description, "voice": describe(inst.name),
         })
@@ -540,8 +542,7 @@ def cmd_instruments(args: argparse.Namespace) -> int:
               else f"GM drum key {r['gm_key']}")
         _out(f"{r['name']}  [{r['bayin']}]  {r['english']}  "
              f"({'pitched' if r['pitched'] else 'unpitched'}; {gm})")
-        if r["aliases"]:
-            _out(f"    aliases: {' '.join(r['aliases'])}")
+        _out(f"    aliases: {' '.join([r['pinyin'], *r['aliases']])}")
         _out(f"    {r['description']}")
         _out(f"    voice: {r['voice']}")
     return EXIT_OK
