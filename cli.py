@@ -129,9 +129,21 @@ def _add_settings(p: argparse.ArgumentParser) -> None:
                         "下射 half a 節 later)")
 
 
+def _add_piece_target(p: argparse.ArgumentParser) -> None:
+    """RITE|FILE|PIECE and --ensemble: a rite, a sheet, or one piece played by an ensemble."""
+    from cues.builtin import DEFAULT_ENSEMBLE, ENSEMBLES
+
+    p.add_argument("rite", metavar="RITE|FILE|PIECE",
+                   help="a built-in rite, a .toml sheet, or a piece (`pieces` lists them)")
+    p.add_argument("--ensemble", choices=tuple(ENSEMBLES), metavar="NAME",
+                   help="a piece's players (default " + DEFAULT_ENSEMBLE + "): " + "; ".join(
+                       f"{name} = {what}" for name, (_, _, what) in ENSEMBLES.items()))
+
+
 def _add_timeline_args(p: argparse.ArgumentParser, output: str) -> None:
-    """RITE|FILE, -o OUTPUT, --from/--until and the settings: what every timeline view takes."""
-    p.add_argument("rite", metavar="RITE|FILE")
+    """RITE|FILE|PIECE, -o OUTPUT, --from/--until and the settings: what every timeline view
+    takes."""
+    _add_piece_target(p)
     p.add_argument("-o", "--output", required=True, metavar=output)
     p.add_argument("--from", dest="from_cue", metavar="CUE", help="start at this cue")
     p.add_argument("--until", dest="until_cue", metavar="CUE", help="end with this cue")
@@ -145,7 +157,8 @@ def _load(args: argparse.Namespace):
     return selected_rite(args.rite, variants=getattr(args, "variant", ()) or (),
                          readings=getattr(args, "reading", ()) or (),
                          from_cue=getattr(args, "from_cue", None),
-                         until_cue=getattr(args, "until_cue", None), overrides=vars(args))
+                         until_cue=getattr(args, "until_cue", None), overrides=vars(args),
+                         ensemble=getattr(args, "ensemble", None))
 
 
 def _load_timeline(args: argparse.Namespace):
@@ -779,7 +792,7 @@ def _register_live(sub: argparse._SubParsersAction) -> None:
         "「不鼓不釋」, tallied live), q quit. --auto runs every cue without an operator and "
         "exits 0 at the end.",
     )
-    p.add_argument("rite", metavar="RITE|FILE")
+    _add_piece_target(p)
     p.add_argument("--output", required=True, metavar="SPEC",
                    help="jack:PORT, jack-virtual:NAME, alsa:PORT, virtual:NAME, or pyo (the "
                    "built-in voices through pyo's audio server: pyo:jack, pyo:portaudio, "

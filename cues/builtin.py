@@ -4,8 +4,20 @@ from __future__ import annotations
 
 import tomllib
 from importlib import resources
+from types import MappingProxyType
 
 BUILTIN_RITES = ("xiang-yin-jiu", "xiang-she", "yan", "da-she")
+
+# who plays a piece played on its own (``render 關雎``): a built-in rite's cue lends its kind,
+# instruments, hang and settings; name → (rite, cue, what it is)
+ENSEMBLES: MappingProxyType[str, tuple[str, str, str]] = MappingProxyType({
+    "he-yue": ("xiang-yin-jiu", "he-yue",
+               "合樂 of the 鄉飲酒禮: 歌 and 瑟 on the hall, 笙, 和 and 編磬 below"),
+    "sheng-ge": ("xiang-yin-jiu", "sheng-ge", "升歌 of the 鄉飲酒禮: the 工 sing with the 瑟"),
+    "sheng": ("xiang-yin-jiu", "sheng-ru", "笙 of the 鄉飲酒禮: three 笙 and a 和"),
+    "jin-zou": ("yan", "si-xia-bin", "金奏 of the 燕禮: 編鐘, 鑮, 建鼓 and 編磬"),
+})
+DEFAULT_ENSEMBLE = "he-yue"
 
 
 def builtin_text(rite_id: str) -> str:
