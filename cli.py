@@ -382,7 +382,7 @@ def cmd_pieces(args: argparse.Namespace) -> int:
         melody = f"詩譜, {r['mode']}, {r['stanzas']} stanzas" if not r["melody_lost"] else \
             "melody lost"
         text = f"text {r['text']}"
-        _out(f"《{r['title']}》 {r['pinyin']} {r['category']:<3} {text}; {melody} — "
+        _out(f"{r['pinyin']:<16} 《{r['title']}》 {r['category']:<3} {text}; {melody} — "
              f"「{r['source']['quote']}」")
     return EXIT_OK
 
