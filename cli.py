@@ -59,6 +59,13 @@ def _err(text: str) -> None:
     sys.stderr.write(printable(text.rstrip("\n")) + "\n")
 
 
+def _err_notes(exc: BaseException) -> None:
+    """The notes an exception gathered on its way (e.g. "OUT not written; the old file is
+    untouched")."""
+    for note in getattr(exc, "__notes__", ()):
+        _err(f"yuezheng: {note}")
+
+
 def _print_json(obj: object) -> None:
     """JSON escapes control characters itself; the strings stay the sheet's, exactly."""
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
@@ -143,9 +150,21 @@ def _add_settings(p: argparse.ArgumentParser) -> None:
                         "下射 half a 節 later)")
 
 
+def _add_piece_target(p: argparse.ArgumentParser) -> None:
+    """RITE|FILE|PIECE and --ensemble: a rite, a sheet, or one piece played by an ensemble."""
+    from cues.builtin import DEFAULT_ENSEMBLE, ENSEMBLES
+
+    p.add_argument("rite", metavar="RITE|FILE|PIECE",
+                   help="a built-in rite, a .toml sheet, or a piece (`pieces` lists them)")
+    p.add_argument("--ensemble", choices=tuple(ENSEMBLES), metavar="NAME",
+                   help="a piece's players (default " + DEFAULT_ENSEMBLE + "): " + "; ".join(
+                       f"{name} = {what}" for name, (_, _, what) in ENSEMBLES.items()))
+
+
 def _add_timeline_args(p: argparse.ArgumentParser, output: str) -> None:
-    """RITE|FILE, -o OUTPUT, --from/--until and the settings: what every timeline view takes."""
-    p.add_argument("rite", metavar="RITE|FILE")
+    """RITE|FILE|PIECE, -o OUTPUT, --from/--until and the settings: what every timeline view
+    takes."""
+    _add_piece_target(p)
     p.add_argument("-o", "--output", required=True, metavar=output)
     p.add_argument("--from", dest="from_cue", metavar="CUE", help="start at this cue")
     p.add_argument("--until", dest="until_cue", metavar="CUE", help="end with this cue")
@@ -159,7 +178,8 @@ def _load(args: argparse.Namespace):
     return selected_rite(args.rite, variants=getattr(args, "variant", ()) or (),
                          readings=getattr(args, "reading", ()) or (),
                          from_cue=getattr(args, "from_cue", None),
-                         until_cue=getattr(args, "until_cue", None), overrides=vars(args))
+                         until_cue=getattr(args, "until_cue", None), overrides=vars(args),
+                         ensemble=getattr(args, "ensemble", None))
 
 
 def _load_timeline(args: argparse.Namespace):
@@ -176,7 +196,10 @@ def _writing(path: str) -> Iterator[None]:
     try:
         yield
     except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+        error = UserError(f"cannot write {path}: {exc.strerror or exc}")
+        for note in getattr(exc, "__notes__", ()):  # what was left as it was
+            error.add_note(note)
+        raise error from None
 
 
 def _warn(problems: Sequence[str]) -> None:
@@ -316,6 +339,45 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 @command
+def _register_new(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "new", help="start your own cue sheet from a built-in rite",
+        description="Write a built-in rite as an editable cue sheet (its TOML, headed by where "
+        "it came from). Example: yuezheng new my-she.toml --from xiang-she",
+    )
+    p.add_argument("sheet", metavar="SHEET.toml", help="the sheet to write")
+    p.add_argument("--from", dest="from_rite", required=True, metavar="RITE",
+                   help="the built-in rite to start from (name or alias; `rites` lists them)")
+    p.add_argument("--force", action="store_true", help="replace SHEET.toml if it exists")
+    p.set_defaults(func=cmd_new)
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from cues.builtin import BUILTIN_RITES, editable_sheet, resolve_rite_name
+    from cues.sheet import parse_sheet
+    from instruments.atomicfile import write_text_atomically
+
+    target = Path(args.sheet)
+    if target.suffix.lower() != ".toml":
+        raise UserError(f"{args.sheet}: a cue sheet is a .toml file")
+    if target.exists() and not args.force:
+        raise UserError(f"{args.sheet} exists: give --force to replace it")
+    rid = resolve_rite_name(args.from_rite)
+    if rid is None:
+        raise UserError(f"--from {args.from_rite}: not a built-in rite; expected one of "
+                        f"{', '.join(BUILTIN_RITES)} (or an alias `rites` lists)")
+    text = editable_sheet(rid, args.sheet)
+    rite = parse_sheet(text, args.sheet, base=target.parent)  # it loads where it is written
+    with _writing(args.sheet):
+        write_text_atomically(target, text)
+    _out(f"wrote {args.sheet}: {rite.title} from the built-in {rid}, {len(rite.cues)} cues; "
+         f"edit it, then `yuezheng validate {args.sheet}`")
+    return EXIT_OK
+
+
+@command
 def _register_pieces(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("pieces", help="list the repertoire: every piece the rites name")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -325,7 +387,8 @@ def _register_pieces(sub: argparse._SubParsersAction) -> None:
 def cmd_pieces(args: argparse.Namespace) -> int:
     from cues.repertoire import all_pieces
 
-    rows = [{"title": p.title, "category": p.category, "text_lost": p.text_lost,
+    rows = [{"title": p.title, "pinyin": p.pinyin, "category": p.category,
+             "text_lost": p.text_lost,
              "text": p.text_state, "melody_lost": p.melody_lost, "mode": p.mode,
              "stanzas": len(p.stanzas),
              "source": {"work": p.source.work, "file": p.source.file, "quote": p.source.quote}}
@@ -339,7 +402,7 @@ def cmd_pieces(args: argparse.Namespace) -> int:
         melody = f"詩譜, {r['mode']}, {r['stanzas']} stanzas" if not r["melody_lost"] else \
             "melody lost"
         text = f"text {r['text']}"
-        _out(f"{pad('《' + r['title'] + '》', title_width + 4)} "
+        _out(f"{pad(r['pinyin'], 16)} {pad('《' + r['title'] + '》', title_width + 4)} "
              f"{pad(r['category'], category_width)} {text}; {melody} — "
              f"「{r['source']['quote']}」")
     return EXIT_OK
@@ -474,7 +537,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         rite = load_rite(args.target, args.variant, parse_reading_args(args.reading))
         score = rite_score(rite, tuning)
         what = rite.title
-    out = write_score(score, args.output)
+    with _writing(args.output):
+        out = write_score(score, args.output)
     notes = len(score.parts[0].recurse().notes) if score.parts else 0
     _out(f"wrote {out}: {what}, {notes} sung notes, {tuning.describe()}")
     return EXIT_OK
@@ -500,7 +564,7 @@ def cmd_instruments(args: argparse.Namespace) -> int:
     for inst in CATALOG.values():
         rows.append({
             "name": inst.name, "english": inst.english, "bayin": inst.bayin,
-            "pitched": inst.pitched, "aliases": list(inst.aliases),
+            "pitched": inst.pitched, "aliases": list(inst.aliases), "pinyin": inst.pinyin,
             "gm_program": inst.gm_program, "gm_key": inst.gm_key,
             "description": inst.description, "voice": describe(inst.name),
         })
@@ -513,8 +577,7 @@ def cmd_instruments(args: argparse.Namespace) -> int:
               else f"GM drum key {r['gm_key']}")
         _out(f"{pad(r['name'], name_width)}  [{r['bayin']}]  {r['english']}  "
              f"({'pitched' if r['pitched'] else 'unpitched'}; {gm})")
-        if r["aliases"]:
-            _out(f"    aliases: {' '.join(r['aliases'])}")
+        _out(f"    aliases: {' '.join([r['pinyin'], *r['aliases']])}")
         _out(f"    {r['description']}")
         _out(f"    voice: {r['voice']}")
     return EXIT_OK
@@ -547,7 +610,8 @@ def cmd_audition(args: argparse.Namespace) -> int:
         pitch_hz = parse_tuning(args.tuning, args.huangzhong_hz).hz
     notes = audition_notes(args.name, args.huangzhong_hz, bell_interval=args.bell_interval,
                            pitch_hz=pitch_hz)
-    report = write_audio(args.output, notes)
+    with _writing(args.output):
+        report = write_audio(args.output, notes)
     _out(f"wrote {report.path}: {notes[0].instrument}, {report.notes} notes, "
          f"{report.duration_s:.2f} s, peak {report.peak:.3f}, "
          f"{report.realtime_factor:.1f}× real time")
@@ -574,13 +638,15 @@ def cmd_render(args: argparse.Namespace) -> int:
     if args.engine == "fluidsynth":
         if args.stems:
             raise UserError("--stems needs the built-in engine (FluidSynth renders one mix)")
-        report = render_fluidsynth(timeline, args.output, args.soundfont, rite.title)
+        with _writing(args.output):
+            report = render_fluidsynth(timeline, args.output, args.soundfont, rite.title)
         _out(f"wrote {report.path}: {rite.title} through FluidSynth ({report.soundfont}), "
              f"{_clock(rite_length_s(timeline))}, {report.realtime_factor:.1f}× real time")
         return EXIT_OK
     progress = _progress_bar(f"render {rite.id}") if sys.stderr.isatty() else None
-    report = render_timeline(timeline, args.output, stems_dir=args.stems,
-                             bell_interval=args.bell_interval, progress=progress)
+    with _writing(args.output):
+        report = render_timeline(timeline, args.output, stems_dir=args.stems,
+                                 bell_interval=args.bell_interval, progress=progress)
     if progress is not None:
         _err("")
     stems = f", {len(report.stems)} stems in {args.stems}" if report.stems else ""
@@ -742,7 +808,7 @@ def _register_live(sub: argparse._SubParsersAction) -> None:
         "「不鼓不釋」, tallied live), q quit. --auto runs every cue without an operator and "
         "exits 0 at the end.",
     )
-    p.add_argument("rite", metavar="RITE|FILE")
+    _add_piece_target(p)
     p.add_argument("--output", required=True, metavar="SPEC",
                    help="jack:PORT, jack-virtual:NAME, alsa:PORT, virtual:NAME, pyo (the "
                    "built-in voices through pyo's audio server: pyo:jack, pyo:portaudio, "
@@ -934,14 +1000,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except UserError as exc:
         _err(f"{PROG}: {exc}")
+        _err_notes(exc)
         return EXIT_USAGE
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM while writing (atomicfile)
         _err("yuezheng: interrupted")
-        return 130
+        _err_notes(exc)
+        return 128 + getattr(exc, "signum", 2)
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # the last line of defence: no traceback for users
         _err(f"yuezheng: internal error: {type(exc).__name__}: {exc}")
+        _err_notes(exc)
         if os.environ.get("YUEZHENG_DEBUG"):
             raise
         return EXIT_FAILURE

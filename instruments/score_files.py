@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cues.errors import UserError
+from instruments.atomicfile import atomic_path
 from instruments.score import CENTS_TEXT, CONTINUED
 
 if TYPE_CHECKING:
@@ -51,7 +52,8 @@ def write_score(score: stream.Score, path: str | Path) -> Path:
     out = Path(path)
     suffix = _check_output(out)
     if suffix in (".musicxml", ".xml"):
-        score.write("musicxml", fp=str(out))
+        with atomic_path(out) as temp:
+            score.write("musicxml", fp=str(temp))
         return out
     if suffix == ".pdf":
         lilypond, musicxml2ly = shutil.which("lilypond"), shutil.which("musicxml2ly")
@@ -64,7 +66,7 @@ def write_score(score: stream.Score, path: str | Path) -> Path:
         work = Path(tmp)
         if suffix == ".mxl":
             written = Path(score.write("mxl", fp=str(work / "score.mxl")))
-            shutil.move(str(written), out)
+            _move_whole(written, out)
             return out
         for_lilypond, notes = _lilypond_copy(score)
         xml = Path(for_lilypond.write("musicxml", fp=str(work / "score.musicxml")))
@@ -73,8 +75,14 @@ def write_score(score: stream.Score, path: str | Path) -> Path:
         ly.write_text(ly.read_text(encoding="utf-8") + LILYPOND_PAGE + _ly_notes(notes),
                       encoding="utf-8")
         _run([lilypond, "--pdf", "-o", str(work / "score"), str(ly)], work)  # type: ignore[list-item]
-        shutil.move(str(work / "score.pdf"), out)
+        _move_whole(work / "score.pdf", out)
     return out
+
+
+def _move_whole(written: Path, out: Path) -> None:
+    """Put a finished file at ``out`` whole (``instruments.atomicfile``)."""
+    with atomic_path(out) as temp:
+        shutil.move(str(written), temp)
 
 
 
