@@ -44,8 +44,12 @@ class AtomicFiles:
         final = Path(os.path.realpath(target))
         if final in self._staged:
             raise ValueError(f"{target} is staged twice")
-        fd, name = tempfile.mkstemp(dir=final.parent, prefix=f".{final.stem}.",
-                                    suffix=f".tmp{final.suffix}")
+        try:
+            fd, name = tempfile.mkstemp(dir=final.parent, prefix=f".{final.stem}.",
+                                        suffix=f".tmp{final.suffix}")
+        except OSError as exc:  # no room for it beside the target: nothing was written
+            exc.add_note(_not_written(final))
+            raise
         os.close(fd)
         self._staged[final] = Path(name)
         return Path(name)
@@ -70,9 +74,12 @@ class AtomicFiles:
         """Remove every temporary file; note on ``exc`` that the targets were not written."""
         for final, temp in self._staged.items():
             temp.unlink(missing_ok=True)
-            exc.add_note(f"{final.name} not written"
-                         + ("; the old file is untouched" if final.exists() else ""))
+            exc.add_note(_not_written(final))
         self._staged.clear()
+
+
+def _not_written(final: Path) -> str:
+    return f"{final.name} not written" + ("; the old file is untouched" if final.exists() else "")
 
 
 @contextmanager
