@@ -57,6 +57,7 @@ _WINDOW_S = 0.0427  # analysis window (2048 samples at 48 kHz)
 _HOPS_PER_WINDOW = 8
 _BAND_EDGES_HZ = (30.0, 120.0, 250.0, 500.0, 1000.0, 2000.0, 4000.0, 8000.0, 16000.0)
 _FLOOR_DB = -80.0
+_BACKGROUND_S = 0.5  # the level before the signal: its first 0.5 s but its loudest quarter
 _HIGHPASS_HZ = 30.0
 _FINE_HIGHPASS_HZ = 1000.0  # the fine stage listens above the low tails of earlier strokes
 _BLOCK_HOPS = 2048  # hops per streamed block (about 11 s at 48 kHz)
@@ -170,6 +171,7 @@ class _StrengthStream:
         self.bands_matrix = (band_of[:, None] == np.arange(len(edges) - 1)[None, :]).astype(
             np.float32)
         self.power_scale = 1.0 / (float(np.sum(self.window**2)) * self.n_fft / 2)
+        self.sample_rate = sample_rate
         self.decay = HOLD_DECAY_DB_S * self.hop / sample_rate  # dB per hop
         self.sos = (signal.butter(2, _HIGHPASS_HZ, btype="highpass", fs=sample_rate,
                                   output="sos") if sample_rate > 4 * _HIGHPASS_HZ else None)
@@ -194,8 +196,9 @@ class _StrengthStream:
         level = np.maximum(10.0 * np.log10(bands + 1e-30), _FLOOR_DB)
         t = (self.frame + np.arange(n))[:, None] * self.decay
         lifted = np.maximum.accumulate(level + t, axis=0)
-        if self.held is None:  # before the first frame: silence
-            self.held = np.full(level.shape[1], _FLOOR_DB)
+        if self.held is None:  # before the first frame: the background of the first 0.5 s
+            head = level[: max(1, round(_BACKGROUND_S * self.sample_rate / self.hop))]
+            self.held = np.percentile(head, 75, axis=0)
         lifted = np.maximum(lifted, self.held)
         before = np.vstack([self.held[None, :], lifted[:-1]])
         self.held = lifted[-1]
