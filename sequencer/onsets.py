@@ -17,8 +17,11 @@ of its membrane modes or the pellets of a 鼗 are not new strokes.  It works in 
    every built-in voice scores 17 dB or more, a 鼗 pellet at most 11 and a decay ripple about 1.
    The held peak is a running maximum of ``level + decay·t``, so the stage is vectorized.
 2. **Peak picking.** A frame is an onset where its strength reaches ``threshold_db`` (14 dB) and
-   is the largest within ``min_gap_s`` (a refractory period: 50 ms by default; the checker ties
-   it to half the expected stroke spacing when it knows the grid).
+   is the largest within ``min_gap_s`` (a refractory period: 50 ms by default).  Where the
+   stroke spacing is known — from the timeline (``check --rite``), or from a first pass
+   (:meth:`OnsetStrength.grid_onsets`) — the refractory period is half of it and the threshold
+   ``GRID_THRESHOLD_DB`` (7 dB): a quick stroke over the ring of the last one in a full mix
+   rises less, and nothing but the strongest onset of each half-spacing counts.
 3. **Fine (sample level).** Around each peak a fine envelope is computed — the RMS over a
    centred 0.25 ms window — and the onset is where that envelope, coming up from the level just
    before the stroke (its 90th percentile over 6 ms, since an earlier stroke's low tail swings),
@@ -43,6 +46,7 @@ from scipy import fft, signal
 
 __all__ = [
     "HOLD_DECAY_DB_S",
+    "GRID_THRESHOLD_DB",
     "THRESHOLD_DB",
     "OnsetStrength",
     "detect_onsets",
@@ -52,6 +56,7 @@ __all__ = [
 
 HOLD_DECAY_DB_S = 40.0  # how fast a band's held peak falls
 THRESHOLD_DB = 14.0  # the least onset strength (dB of rise summed over bands) of a stroke
+GRID_THRESHOLD_DB = 7.0  # … where the refractory period is half the expected stroke spacing
 DEFAULT_MIN_GAP_S = 0.05  # the refractory period when nothing better is known
 _WINDOW_S = 0.0427  # analysis window (2048 samples at 48 kHz)
 _HOPS_PER_WINDOW = 8
@@ -111,6 +116,21 @@ class OnsetStrength:
             if start_s <= t < stop_s and (not kept or t - kept[-1] >= min_gap_s * 0.5):
                 kept.append(t)
         return kept
+
+    def grid_onsets(self) -> list[float]:
+        """The onsets of a recording whose strokes keep one spacing, found in two passes.
+
+        The first pass (``THRESHOLD_DB``, 50 ms) gives the spacing (the lower quartile of its
+        intervals, as a missed stroke leaves a longer one); the
+        second ties the refractory period to half of it, which allows the lower
+        ``GRID_THRESHOLD_DB`` (a quick stroke over the ring of the last one rises less).
+        """
+        first = self.onsets()
+        if len(first) < 3:
+            return first
+        spacing = float(np.percentile(np.diff(first), 25))  # missed strokes leave longer gaps
+        return self.onsets(min_gap_s=max(DEFAULT_MIN_GAP_S, spacing / 2),
+                           threshold_db=GRID_THRESHOLD_DB)
 
     def _refine(self, frame: int) -> float:
         """The onset (fractional samples) of the stroke whose strength peaks at ``frame``."""

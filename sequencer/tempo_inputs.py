@@ -102,7 +102,7 @@ def read_audio_strength(path: Path) -> OnsetStrength:
 def read_audio_onsets(path: Path) -> tuple[list[float], int]:
     """The onsets (seconds) of an audio file (any format libsndfile reads), and its rate."""
     strength = read_audio_strength(path)
-    return strength.onsets(), strength.sample_rate
+    return strength.grid_onsets(), strength.sample_rate
 
 
 def read_log_jie(path: Path) -> list[JieOnset]:
