@@ -440,7 +440,11 @@ def _register_check(sub: argparse._SubParsersAction) -> None:
         "grids. MIDI: each block of '節 k/N' markers (a block starts where k goes back to 1); "
         "without markers, the note_on onsets merged within 30 ms. Audio (.wav .flac .aif .aiff "
         ".ogg): the detected onsets. Log (.jsonl .ndjson): the {\"event\": \"jie\"} records of "
-        "the live player. Exit codes: 0 every block holds, 4 a block fails, 2 bad input.",
+        "the live player. With --rite (and the settings and range the file was made with), an "
+        "audio or MIDI file is checked only in the rite's 射節, each against the stroke grid "
+        "of its timeline, and its offset from the timeline is reported. One line per block; "
+        "--verbose for each violation. Exit codes: 0 every block holds, 4 a block fails, "
+        "2 bad input. Example: yuezheng check xiang-she.wav --rite xiang-she",
     )
     p.add_argument("file", metavar="FILE", help="FILE.mid, FILE.wav, FILE.flac or FILE.jsonl")
     p.add_argument(
@@ -453,14 +457,34 @@ def _register_check(sub: argparse._SubParsersAction) -> None:
         help="largest allowed deviation of an onset from the fitted grid, in ms "
         "(default: MIDI 1, audio 10, log 5)",
     )
+    p.add_argument("--rite", metavar="RITE|FILE", default=None,
+                   help="check the file in this rite's 射節 only, against its timeline")
+    p.add_argument("--from", dest="from_cue", metavar="CUE",
+                   help="with --rite: the file starts at this cue")
+    p.add_argument("--until", dest="until_cue", metavar="CUE",
+                   help="with --rite: the file ends with this cue")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="print each violation and note, not only one line per block")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    _add_settings(p)
     p.set_defaults(func=cmd_check)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from sequencer.tempo_check import check_file
+    from sequencer.tempo_check import check_file, check_timeline
 
-    report = check_file(args.file, channel=args.channel, tolerance_ms=args.tolerance_ms)
+    if args.rite is None:
+        if args.from_cue or args.until_cue or args.variant or any(
+                getattr(args, k, None) is not None for k in _SETTING_ARGS):
+            raise UserError("--from, --until, --variant and the settings apply with --rite only")
+        report = check_file(args.file, channel=args.channel, tolerance_ms=args.tolerance_ms)
+    else:
+        from sequencer.compiler import compile_rite
+
+        if args.channel is not None:
+            raise UserError("--channel does not apply with --rite (the 射節 strokes are checked)")
+        rite, settings = _load(args)
+        report = check_timeline(args.file, compile_rite(rite, settings), args.tolerance_ms)
     if args.json:
         _print_json(report.to_json())
         return EXIT_OK if report.ok else EXIT_TEMPO_VIOLATION
@@ -469,31 +493,44 @@ def cmd_check(args: argparse.Namespace) -> int:
         "midi-notes": "MIDI, note onsets",
         "audio": "audio onsets",
         "log": "live show log, 節 records",
+        "audio-timeline": f"audio onsets in the 射節 of {args.rite}",
+        "midi-timeline": f"MIDI note onsets in the 射節 of {args.rite}",
     }
     _out(f"{report.source} — {kinds.get(report.kind, report.kind)}, "
          f"tolerance ±{report.tolerance_ms:g} ms")
-    for note in report.notes:
-        _out(f"  note: {note}")
-    _out(f"  {'#':>2}  {'count':>5}  {'mean interval':>14}  {'max dev':>10}  {'CV':>8}  "
+    if args.verbose:
+        for note in report.notes:
+            _out(f"  note: {note}")
+    timeline = report.kind.endswith("-timeline")
+    offset = f"  {'offset':>10}" if timeline else ""
+    _out(f"  {'#':>2}  {'count':>9}  {'mean interval':>14}  {'max dev':>10}  {'CV':>8}{offset}  "
          f"{'result':<6}  block")
     jie = report.kind in ("midi-markers", "log")
     for number, block in enumerate(report.blocks, start=1):
-        _out(f"  {number:>2}  {block.count:>5}  {block.mean_interval_s:>12.6f} s  "
-             f"{block.max_deviation_ms:>7.3f} ms  {block.cv * 100:>7.3f}%  "
-             f"{'ok' if block.ok else 'FAIL':<6}  {block.label}")
+        count = (f"{block.count}/{block.expected_count}" if block.expected_count is not None
+                 else str(block.count))
+        shift = f"  {block.offset_s:>+8.3f} s" if block.offset_s is not None else ""
+        bad = f" ({len(block.violations)} off the grid)" if block.violations else ""
+        _out(f"  {number:>2}  {count:>9}  {block.mean_interval_s:>12.6f} s  "
+             f"{block.max_deviation_ms:>7.3f} ms  {block.cv * 100:>7.3f}%{shift}  "
+             f"{'ok' if block.ok else 'FAIL':<6}  {block.label}{bad}")
+        if not args.verbose:
+            continue
         for v in block.violations:
-            which = f"節 {v.index + 1}" if jie else f"onset {v.index + 1}"
+            which = f"節 {v.index + 1}" if jie else f"{'stroke' if timeline else 'onset'} " \
+                f"{v.index + 1}"
             _out(f"        {which} at {v.time_s:.6f} s: {v.deviation_ms:+.3f} ms "
                  f"({'late' if v.deviation_ms > 0 else 'early'})")
         for note in block.notes:
             _out(f"        note: {note}")
     failed = sum(not b.ok for b in report.blocks)
+    plural = "s" if len(report.blocks) != 1 else ""
     if failed:
-        _out(f"{failed} of {len(report.blocks)} block{'s' if len(report.blocks) != 1 else ''} "
-             f"{'fails' if failed == 1 else 'fail'}: the timing does not hold")
+        more = "" if args.verbose else " (--verbose for each violation)"
+        _out(f"{failed} of {len(report.blocks)} block{plural} "
+             f"{'fails' if failed == 1 else 'fail'}: the timing does not hold{more}")
         return EXIT_TEMPO_VIOLATION
-    _out(f"every block holds ({len(report.blocks)} "
-         f"block{'s' if len(report.blocks) != 1 else ''}): 間若一")
+    _out(f"every block holds ({len(report.blocks)} block{plural}): 間若一")
     return EXIT_OK
 
 
