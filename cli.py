@@ -471,12 +471,14 @@ def _register_check(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from sequencer.selection import SETTING_NAMES
     from sequencer.tempo_check import check_file, check_timeline
 
     if args.rite is None:
-        if args.from_cue or args.until_cue or args.variant or any(
-                getattr(args, k, None) is not None for k in _SETTING_ARGS):
-            raise UserError("--from, --until, --variant and the settings apply with --rite only")
+        if args.from_cue or args.until_cue or args.variant or getattr(args, "reading", None) or any(
+                getattr(args, k, None) is not None for k in SETTING_NAMES):
+            raise UserError("--from, --until, --variant, --reading and the settings apply with "
+                            "--rite only")
         report = check_file(args.file, channel=args.channel, tolerance_ms=args.tolerance_ms)
     else:
         from sequencer.compiler import compile_rite
