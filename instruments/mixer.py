@@ -41,9 +41,12 @@ from instruments.loudness_pass import measured_loudness
 from instruments.placement import DEFAULT_LISTENER
 from instruments.room import DEFAULT_ROOM, ROOMS, Room, Wet, decimated, spread
 from instruments.strings import repluck_stops
-from instruments.voice_models import REFERENCE_HZ, key_length, stroke_variant
+from instruments.voice_models import DRUMS, REFERENCE_HZ, key_length, stroke_variant
 
 DEFAULT_SAMPLE_RATE = 48000
+MARKS_THE_JIE = frozenset(DRUMS) | {"編鐘", "鑮"}
+"""The instruments a 射節 strikes on its grid (its drums; a 編鐘 or 鑮 on each 節's first
+tick): the courtyard hears them with one delay (``Room.start_at_nearest``)."""
 DEFAULT_BLOCK_S = 1.0
 HEADROOM_DB = 14.0
 """The live pyo port's fixed gain (instruments.pyoport); offline renders use loudness instead."""
@@ -330,6 +333,8 @@ def mastered_blocks(
     note_list = list(notes)
     room = Room(how.room, sample_rate, how.listener)
     placed = _plan(note_list, sample_rate, room)
+    room.start_at_nearest({p.place for p in placed},
+                          {p.place for p in placed if p.key.instrument in MARKS_THE_JIE})
     total = max((p.end for p in placed), default=0)
     total += room.extra if placed else 0
     block = max(1, round(block_s * sample_rate / LIMITER_CHUNK)) * LIMITER_CHUNK

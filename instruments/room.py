@@ -3,7 +3,11 @@
 ``Room("courtyard")`` (the default of render and audition) places a source at (x, y) by:
 
 * the direct sound: the pan law and 1/d attenuation of ``instruments.placement``, delayed by
-  its travel time d / 343 m/s;
+  its travel time d / 343 m/s less the nearest source's (``start_at_nearest``: time zero is
+  when the instruments that mark the 節 are heard (``start_at_nearest``); they are heard
+  together, with the nearest one's delay, and nothing is heard before them (PROJECT CHOICE:
+  the strokes of a 射節 that several drums and a 鑮 share keep one grid, 「間若一」, and
+  ``yuezheng check`` holds on a courtyard render);
 * three early reflections, image sources in the hall's facade (``HALL_FACADE_Y`` north of
   the hall's front edge, reflection factor ``FACADE_REFLECTION``) and the courtyard's east
   and west walls (x = ±``COURT_HALF_WIDTH_M``, ``WALL_REFLECTION``): each an image source with
@@ -29,6 +33,7 @@ delay and the tail, whatever the length of the rite.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from functools import cache
 
 import numpy as np
@@ -75,6 +80,8 @@ class Room:
         self.listener = listener
         self._taps: dict[tuple[float, float], tuple[Tap, ...]] = {}
         self._low: dict[tuple[float, float], tuple[Tap, ...]] = {}
+        self.lead = 0  # samples every path is shortened by (``start_at_nearest``)
+        self._together: dict[tuple[float, float], int] = {}  # place: its direct path's delay
         self.has_tail = mode == "courtyard"
         far = 2 * (abs(listener[0]) + 2 * COURT_HALF_WIDTH_M + abs(listener[1]) + HALL_FACADE_Y)
         self.max_delay = int(far / SPEED_OF_SOUND * sample_rate) + 1 if self.has_tail else 0
@@ -85,6 +92,28 @@ class Room:
     def new_wet(self) -> Wet:
         """Reflections and a tail of its own for one stem."""
         return Wet(self)
+
+    def start_at_nearest(self, places: Iterable[tuple[float, float]],
+                         together: Iterable[tuple[float, float]] = ()) -> None:
+        """Time zero is when the sources at the ``together`` places (the instruments that mark
+        the 節) are heard, all at once, else when the nearest of ``places`` is: every path is
+        shortened by that delay (a source nearer than the group is heard with it, none before
+        it), so the strokes of a 射節 stay on one grid (「間若一」) and the render does not open
+        with silence."""
+        places = set(places)
+        together = set(together)
+        group = min((self._path_delay(x, y) for x, y in together), default=None)
+        nearest = min((self._path_delay(x, y) for x, y in places), default=0)
+        self.lead = nearest if group is None else group
+        self._together = {place: self.lead for place in together}
+        self._taps.clear()
+        self._low.clear()
+
+    def _path_delay(self, x: float, y: float) -> int:
+        if not self.has_tail:
+            return 0
+        d = math.hypot(x - self.listener[0], y - self.listener[1])
+        return int(round(d / SPEED_OF_SOUND * self.sample_rate))
 
     def taps(self, x: float, y: float) -> tuple[Tap, ...]:
         """The direct sound and the reflections of a source at (x, y)."""
@@ -104,8 +133,10 @@ class Room:
         for ix, iy, factor in images:
             d = math.hypot(ix - self.listener[0], iy - self.listener[1])
             left, right = pan_gains(ix, iy, self.listener)
-            delay = int(round(d / SPEED_OF_SOUND * self.sample_rate))
-            out.append((min(delay, self.max_delay), left * factor, right * factor))
+            delay = int(round(d / SPEED_OF_SOUND * self.sample_rate)) - self.lead
+            if not out and (x, y) in self._together:
+                delay = self._together[(x, y)] - self.lead
+            out.append((min(max(0, delay), self.max_delay), left * factor, right * factor))
         return tuple(out)
 
     def low_reflections(self, x: float, y: float) -> tuple[Tap, ...]:

@@ -54,9 +54,6 @@ def test_render_is_deterministic(she_jie, tmp_path: Path) -> None:
     assert plain[0].read_bytes() == plain[1].read_bytes()
 
 
-@pytest.mark.xfail(reason="the current onset detector reads the 瑟 drone's pluck knocks (house's "
-                   "瑟) as onsets beside the accented drum (h-struck); the robust detector is "
-                   "on h-check", strict=False)
 def test_check_holds_on_our_own_rendered_she_jie(she_jie) -> None:
     report = check_audio(str(she_jie[0]))
     assert report.ok

@@ -173,9 +173,6 @@ def test_the_jie_stroke_is_accented_and_no_two_strokes_are_alike(she_jie: Path) 
             assert not np.array_equal(a, b)
 
 
-@pytest.mark.xfail(reason="check's onset detector takes the sung syllables of a 4 s 節 for "
-                   "strokes (being made robust on another branch); 1.5 s 節 pass in "
-                   "test_render", strict=False)
 @pytest.mark.parametrize("room", ["courtyard", "dry"])
 def test_a_she_jie_of_four_seconds_passes_check(tmp_path: Path, room: str) -> None:
     wav = tmp_path / "she.wav"
@@ -185,11 +182,9 @@ def test_a_she_jie_of_four_seconds_passes_check(tmp_path: Path, room: str) -> No
 
 @pytest.mark.parametrize("room", [
     pytest.param("courtyard", marks=pytest.mark.xfail(
-        reason="check places the accented 節 strokes ~17 ms late in the courtyard (open)",
+        reason="OPEN: at 1.5 s 節 one stroke (114 of 120) reads 14 ms late in the courtyard",
         strict=False)),
-    pytest.param("dry", marks=pytest.mark.xfail(
-        reason="the current onset detector reads the 瑟 drone's pluck knocks as onsets "
-        "(robust detector on h-check)", strict=False))])
+    "dry"])
 def test_a_she_jie_passes_check_in_either_room(tmp_path: Path, room: str) -> None:
     wav = tmp_path / "she.wav"
     args = [*SHE[:-1], "1.5", "-o", str(wav), "--room", room]
