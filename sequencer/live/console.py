@@ -48,7 +48,7 @@ def handle_key(player: Player, key: str) -> PlayerCommand | None:
     """Queue the command a key asks for; returns it (None for other keys)."""
     command = KEYS.get(key.lower() if key != " " else key)
     if command is not None:
-        player.put(command)
+        player.put(command, origin="key")
     return command
 
 
