@@ -15,34 +15,54 @@ from sequencer.live.protocol import MessagesLate, OutputLost, OutputReconnected
 LATE_S = 0.010
 
 
+MAX_TIMES = 1000  # deadlines kept per cue of the messages not on time (the count goes on)
+
+
 @dataclass
 class _CueCount:
-    missed_base: int  # the port's count of missed frames when the cue started
     late: int = 0
+    missed: int = 0
     lost: int = 0
     worst: float = 0.0
+    times: list[float] = field(default_factory=list)  # deadlines of messages not on time
+
+    def not_on_time(self, t: float) -> None:
+        if len(self.times) < MAX_TIMES:
+            self.times.append(t)
 
 
 class DeliveryWatch:
-    """In the sending process: per cue, the messages not delivered on time."""
+    """In the sending process: per cue, the messages not delivered on time. ``port_missed``
+    is a frame-accurate port's running count of messages it could not put on their frame
+    (None for a port that sends at once); a rise is laid to the cue sending when it is seen."""
 
     def __init__(self) -> None:
         self.lost = False  # the output is lost (between OutputLost and OutputReconnected)
         self._cues: dict[str, _CueCount] = {}
+        self._missed_seen: int | None = None
 
-    def started(self, key: str, port_missed: int | None) -> None:
-        """The cue starts; ``port_missed``: a frame-accurate port's missed count (else None)."""
-        self._cues[key] = _CueCount(-1 if port_missed is None else port_missed)
+    def started(self, key: str) -> None:
+        self._cues[key] = _CueCount()
 
-    def sent(self, key: str, lateness: float) -> None:
+    def sent(self, key: str, deadline: float, lateness: float, port_missed: int | None) -> None:
         count = self._cues.get(key)
         if count is None:
             return
         count.worst = max(count.worst, lateness)
         if self.lost:
             count.lost += 1
-        elif count.missed_base < 0 and lateness > LATE_S:
+        elif port_missed is None and lateness > LATE_S:
             count.late += 1
+            count.not_on_time(deadline)
+        self._check_missed(count, deadline, port_missed)
+
+    def _check_missed(self, count: _CueCount, t: float, port_missed: int | None) -> None:
+        if port_missed is None:
+            return
+        seen, self._missed_seen = self._missed_seen, port_missed
+        if seen is not None and port_missed > seen:
+            count.missed += port_missed - seen
+            count.not_on_time(t)
 
     def port_changed(self, event: OutputLost | OutputReconnected) -> None:
         self.lost = isinstance(event, OutputLost)
@@ -52,11 +72,11 @@ class DeliveryWatch:
         count = self._cues.pop(key, None)
         if count is None:
             return None
-        missed = 0 if port_missed is None or count.missed_base < 0 else (
-            port_missed - count.missed_base)
-        if not (count.late or missed or count.lost):
+        self._check_missed(count, t, port_missed)
+        if not (count.late or count.missed or count.lost):
             return None
-        return MessagesLate(key, t, count.late, missed, count.lost, count.worst)
+        return MessagesLate(key, t, count.late, count.missed, count.lost, count.worst,
+                            tuple(count.times))
 
 
 @dataclass

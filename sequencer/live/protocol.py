@@ -282,7 +282,9 @@ class MessagesLate:
     """A cue's messages that were not delivered on time (reported when it ends, if any):
     ``late`` handed to a port that sends at once more than ``LATE_S`` after their deadline,
     ``missed`` that a frame-accurate port could not put on their frame while the cue ran,
-    ``lost`` handed over while the output was lost; ``worst``: the worst send lateness (s)."""
+    ``lost`` handed over while the output was lost; ``worst``: the worst send lateness (s);
+    ``times``: the deadlines of the late and missed messages (a missed one: of the message
+    sent when it was noticed)."""
 
     key: str
     t: float
@@ -290,6 +292,7 @@ class MessagesLate:
     missed: int
     lost: int
     worst: float
+    times: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)

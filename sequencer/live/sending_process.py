@@ -207,7 +207,7 @@ class SendingProcess:
             cue.seq, cue.origin, cue.i, cue.end_at = self.seq, cmd.t0 - self.shift, 0, None
             self.active.append(cue)
             self.outbox.append(CueStarted(cmd.key, cmd.t0))
-            self.delivery.started(cmd.key, getattr(self.port, "late", None))
+            self.delivery.started(cmd.key)
 
     def _end_at(self, cmd: EndCueAt) -> None:
         cue = self.cues.get(cmd.key)
@@ -375,7 +375,8 @@ class SendingProcess:
             self.port.send(data, deadline)
             sent = time.perf_counter()
             cue.late.append(sent - deadline)
-            self.delivery.sent(cue.key, sent - deadline)
+            self.delivery.sent(cue.key, deadline, sent - deadline,
+                               getattr(self.port, "late", None))
             if self.record:
                 cue.sent.append((index, deadline, sent))
             cue.sounding.track(data)

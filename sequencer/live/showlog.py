@@ -13,11 +13,12 @@ What was delivered, not only what was planned (new kinds; the records above are 
 
 - ``{"event": "output-lost", "t"}``: the output went away (its destination, or the JACK server,
   gone); until ``{"event": "output-regained", "t"}`` nothing sent is heard.
-- ``{"event": "late", "cue", "t", "late", "missed", "lost", "worst_ms"}``: when a cue ends, its
-  messages not delivered on time — handed to a port that sends at once more than 10 ms late
-  (``late``), not put on their frame by a frame-accurate (JACK) port (``missed``), sent while
-  the output was lost (``lost``); ``worst_ms``: the worst send lateness. ``check LOG`` fails the
-  block of 節 of such a cue, and every block an output loss overlaps.
+- ``{"event": "late", "cue", "t", "late", "missed", "lost", "worst_ms", "times"}``: when a cue
+  ends, its messages not delivered on time — handed to a port that sends at once more than
+  10 ms late (``late``), not put on their frame by a frame-accurate (JACK) port (``missed``),
+  sent while the output was lost (``lost``); ``worst_ms``: the worst send lateness; ``times``:
+  the deadlines of the late and missed ones. ``check LOG`` fails the block of 節 where they
+  fell, and every block an output loss overlaps.
 - ``{"event": "operator", "action", "origin", "t", "result"}``: every operator command (GO,
   stop, hold, resume, skip, back, panic, nudge, release, quit), who asked (``key``, ``osc``,
   ``midi``) and what came of it (or why it did nothing: "GO again to cut …").
@@ -108,7 +109,8 @@ class ShowLog:
     def late(self, event: MessagesLate) -> None:
         self.write({"event": "late", "cue": event.key, "t": event.t, "late": event.late,
                     "missed": event.missed, "lost": event.lost,
-                    "worst_ms": round(event.worst * 1000, 4)})
+                    "worst_ms": round(event.worst * 1000, 4),
+                    "times": [round(t, 6) for t in event.times]})
 
     def operator(self, action: str, origin: str, t: float, result: str) -> None:
         self.write({"event": "operator", "action": action, "origin": origin, "t": t,
