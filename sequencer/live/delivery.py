@@ -84,6 +84,7 @@ class ShowDelivery:
     """The player's account: the output's losses (lost at, regained at or None) and each
     cue's messages not delivered on time."""
 
+    t0: float = 0.0  # the show's start on the show clock
     losses: list[tuple[float, float | None]] = field(default_factory=list)
     late: list[MessagesLate] = field(default_factory=list)
 

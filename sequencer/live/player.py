@@ -142,8 +142,9 @@ class Player(OperatorCommands, PlayerViews):
         if self.clock_out:
             bpm = float(self.settings.tempo_bpm)
             self.sender.load(CLOCK_KEY, [0.0], [bytes((CLOCK,))], 60.0 / (24 * bpm))
+        self.delivery.t0 = time.perf_counter()
         self.log.show(self.rite.id, self.rite.title, [c.id for c in self.rite.cues],
-                      time.perf_counter())
+                      self.delivery.t0)
         self._act(self.machine.begin(time.perf_counter() + self.lead_s))
         return self
 
