@@ -4,8 +4,15 @@ quit. Exact times on a virtual clock."""
 
 from __future__ import annotations
 
+import time
+
+from test_live_player import SETTINGS, SHEET
+
+from cues.sheet import parse_sheet
+from sequencer.compiler import select_cues
 from sequencer.live.cuelist import CueInfo, CueList
-from sequencer.live.protocol import CancelCue, StartCue
+from sequencer.live.player import Player
+from sequencer.live.protocol import CancelCue, Go, StartCue
 
 # as 鄉射禮: 合樂 (music), then 告備 follows it (no music), then 獻 and a 射節 wait for GO
 CUES = [
@@ -105,3 +112,33 @@ def test_quit_while_music_sounds_needs_a_second_press() -> None:
     assert not m.may_quit(1.0)
     assert m.go_refusal.startswith("q again to quit: he-yue")
     assert m.may_quit(2.0)
+
+
+def test_the_player_runs_a_follow_cue_before_the_next_go() -> None:
+    """Live (memory output): GO a, then GO presses while it plays start nothing; b follows it,
+    and only then does a GO start c. Each press is logged with its origin."""
+    rite = select_cues(parse_sheet(SHEET), "a", "c")
+    player = Player(rite, SETTINGS, "memory:", client_name="yztest", go_guard_s=0.1)
+    with player:
+        player.put(Go(), origin="osc")
+        player.step(0.01)
+        for _ in range(3):
+            time.sleep(0.15)
+            player.put(Go(), origin="key")
+            player.step(0.01)
+            assert "b follows first" in player.message
+        deadline = time.perf_counter() + 15
+        while "b" not in {e.cue for e in player.machine.log if e.event == "start"}:
+            assert time.perf_counter() < deadline
+            player.step(0.01)
+        player.put(Go(), origin="key")
+        player.step(0.01)
+        assert "GO again to cut b" in player.message  # b sounds: confirm
+        time.sleep(0.15)
+        player.put(Go(), origin="key")
+        player.step(0.01)
+    starts = [e.cue for e in player.machine.log if e.event == "start"]
+    assert starts == ["a", "b", "c"]
+    presses = [(r["origin"], r["result"]) for r in player.log.records if r["event"] == "operator"]
+    assert presses[0] == ("osc", "start a, b")
+    assert presses[-1] == ("key", "start c")
