@@ -16,11 +16,16 @@ import json
 import os
 import re
 import sys
+import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from cues.errors import UserError
+from cues.text import clock as _clock
+from cues.text import display_width, pad
+
+KIND_WIDTH = 6  # a cue's kind in the show table: up to three characters (無算樂)
 
 if TYPE_CHECKING:
     from sequencer.live.delivery import ShowDelivery
@@ -28,13 +33,16 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
+PROG = "yuezheng"
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse that raises instead of exiting, so that main() owns the exit code."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UserError(f"{self.prog}: {message}\n{self.format_usage().rstrip()}")
+        where = self.prog.removeprefix(PROG).strip()  # main() says "yuezheng: " once
+        raise UserError(f"{where + ': ' if where else ''}{message}\n"
+                        f"{self.format_usage().rstrip()}")
 
 
 # control characters but the newline, and the bidi overrides: a sheet's text printed as is could
@@ -53,6 +61,13 @@ def _out(text: str = "") -> None:
 
 def _err(text: str) -> None:
     sys.stderr.write(printable(text.rstrip("\n")) + "\n")
+
+
+def _err_notes(exc: BaseException) -> None:
+    """The notes an exception gathered on its way (e.g. "OUT not written; the old file is
+    untouched")."""
+    for note in getattr(exc, "__notes__", ()):
+        _err(f"yuezheng: {note}")
 
 
 def _print_json(obj: object) -> None:
@@ -88,24 +103,25 @@ def _add_variant(p: argparse.ArgumentParser | argparse._ArgumentGroup,
                    "lists them with the passage behind each value")
 
 
-def _add_tuning(p: argparse.ArgumentParser | argparse._ArgumentGroup,
-                default_tuning: str | None = None) -> None:
+def _add_tuning(p: argparse.ArgumentParser | argparse._ArgumentGroup, own: bool = False) -> None:
     """--huangzhong HZ and --tuning: the pitch of 黃鍾 and the tuning system.
 
-    A timeline command gives no ``default_tuning``: both default to None, so that the sheet's
-    [settings] (else the compiler's defaults) decide, and the compiler reads the text as it reads
-    the sheet's; a command without a timeline names its tuning and gets 黃鍾 as a number.
+    A timeline command (``own`` false): both default to None, so that the sheet's [settings]
+    (else the compiler's defaults) decide, and the compiler reads the text as it reads the
+    sheet's; a command without a timeline (``own``) gets the compiler's default tuning and 黃鍾
+    as a number, so that every command defaults to the same tuning.
     """
     from instruments.tuning import DEFAULT_HUANGZHONG_HZ, TUNING_SYSTEMS
+    from sequencer.settings import CompileSettings
 
-    own = default_tuning is not None
+    default_tuning = CompileSettings.tuning if own else None
     p.add_argument("--huangzhong", dest="huangzhong_hz", type=float if own else None,
                    metavar="HZ", default=DEFAULT_HUANGZHONG_HZ if own else None,
                    help=f"frequency of 黃鍾 in Hz (default {DEFAULT_HUANGZHONG_HZ:.2f} = C4: the "
                    "sources give none)")
     p.add_argument("--tuning", choices=TUNING_SYSTEMS, default=default_tuning,
-                   help="sanfen = 三分損益, equal = equal temperament (default "
-                   f"{default_tuning or 'sanfen'})")
+                   help="sanfen = 三分損益 (the default of every command), equal = equal "
+                   "temperament")
 
 
 def _add_bell_interval(p: argparse.ArgumentParser) -> None:
@@ -138,9 +154,21 @@ def _add_settings(p: argparse.ArgumentParser) -> None:
                         "下射 half a 節 later)")
 
 
+def _add_piece_target(p: argparse.ArgumentParser) -> None:
+    """RITE|FILE|PIECE and --ensemble: a rite, a sheet, or one piece played by an ensemble."""
+    from cues.builtin import DEFAULT_ENSEMBLE, ENSEMBLES
+
+    p.add_argument("rite", metavar="RITE|FILE|PIECE",
+                   help="a built-in rite, a .toml sheet, or a piece (`pieces` lists them)")
+    p.add_argument("--ensemble", choices=tuple(ENSEMBLES), metavar="NAME",
+                   help="a piece's players (default " + DEFAULT_ENSEMBLE + "): " + "; ".join(
+                       f"{name} = {what}" for name, (_, _, what) in ENSEMBLES.items()))
+
+
 def _add_timeline_args(p: argparse.ArgumentParser, output: str) -> None:
-    """RITE|FILE, -o OUTPUT, --from/--until and the settings: what every timeline view takes."""
-    p.add_argument("rite", metavar="RITE|FILE")
+    """RITE|FILE|PIECE, -o OUTPUT, --from/--until and the settings: what every timeline view
+    takes."""
+    _add_piece_target(p)
     p.add_argument("-o", "--output", required=True, metavar=output)
     p.add_argument("--from", dest="from_cue", metavar="CUE", help="start at this cue")
     p.add_argument("--until", dest="until_cue", metavar="CUE", help="end with this cue")
@@ -154,7 +182,8 @@ def _load(args: argparse.Namespace):
     return selected_rite(args.rite, variants=getattr(args, "variant", ()) or (),
                          readings=getattr(args, "reading", ()) or (),
                          from_cue=getattr(args, "from_cue", None),
-                         until_cue=getattr(args, "until_cue", None), overrides=vars(args))
+                         until_cue=getattr(args, "until_cue", None), overrides=vars(args),
+                         ensemble=getattr(args, "ensemble", None))
 
 
 def _load_timeline(args: argparse.Namespace):
@@ -171,7 +200,10 @@ def _writing(path: str) -> Iterator[None]:
     try:
         yield
     except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+        error = UserError(f"cannot write {path}: {exc.strerror or exc}")
+        for note in getattr(exc, "__notes__", ()):  # what was left as it was
+            error.add_note(note)
+        raise error from None
 
 
 def _warn(problems: Sequence[str]) -> None:
@@ -198,10 +230,11 @@ def cmd_rites(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(rows)
         return EXIT_OK
+    title_width = max((display_width(r["title"]) for r in rows), default=0)
     for r in rows:
         variants = f"  variants: {', '.join(r['variants'])}" if r["variants"] else ""
-        _out(f"{r['rite']:<14} {r['title']:<6} {r['hang']}  {r['cues']:>2} cues  "
-             f"aliases: {', '.join(r['aliases'])}{variants}")
+        _out(f"{r['rite']:<14} {pad(r['title'], title_width)} {pad(r['hang'], 4)}  "
+             f"{r['cues']:>2} cues  aliases: {', '.join(r['aliases'])}{variants}")
     return EXIT_OK
 
 
@@ -215,21 +248,23 @@ def _register_show(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from sequencer.views import rite_json
+    from sequencer.views import rite_json, rite_length_s
 
     rite, timeline = _load_timeline(args)
     data = rite_json(rite, timeline)
     if args.json:
         _print_json(data)
         return EXIT_OK
-    _out(f"{data['title']} ({data['rite']}) — {rite.work}; hang: {rite.hang}")
+    _out(f"{data['title']} ({data['rite']}) — {rite.work}; hang: {rite.hang}; "
+         f"{_clock(rite_length_s(timeline))} offline")
     if rite.variants:
         chosen = set(rite.active_variants)
         _out("variants: " + "; ".join(
             f"{'[x]' if v.id in chosen else '[ ]'} {v.id} = {v.title}" for v in rite.variants))
     _show_readings(data["readings"])
     _out("")
-    _out(f"{'#':>2}  {'cue':<18} {'kind':<4} {'start':>8} {'length':>8}  trigger     pieces")
+    _out(f"{'#':>2}  {'cue':<18} {pad('kind', KIND_WIDTH)} {'start':>8} {'length':>8}  "
+         "trigger     pieces")
     for i, cue in enumerate(data["cues"], start=1):
         chosen = {c["field"] for c in cue["choices"]}
         mark = {field: "*" if field in chosen else "" for field in (
@@ -245,7 +280,8 @@ def cmd_show(args: argparse.Namespace) -> int:
             pieces += f" (《{title}》 text a fragment: 「{words}」)"
         if cue["kind"] == "射節":
             pieces += f" — {cue['jie']}節{mark['jie_s']}, {cue['listen']} to listen"
-        _out(f"{i:>2}  {cue['id'] + ('*' if chosen else ''):<18} {cue['kind']:<4} {start:>8} "
+        _out(f"{i:>2}  {cue['id'] + ('*' if chosen else ''):<18} "
+             f"{pad(cue['kind'], KIND_WIDTH)} {start:>8} "
              f"{length + mark['duration_s']:>8}  {cue['trigger'] + mark['trigger']:<10}  "
              f"{pieces}")
         _out(f"    at 「{cue['at']}」 — {cue['source']['work']}: 「{cue['source']['quote']}」")
@@ -273,13 +309,6 @@ def _show_choices(cues: list[dict]) -> None:
     _out("* the project's own choices (no source fixes them):")
     for cue_id, choice in rows:
         _out(f"    {cue_id} {choice['field']}: {choice['reason']}")
-
-
-def _clock(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    whole = int(round(seconds))
-    return f"{whole // 60}:{whole % 60:02d}"
 
 
 @command
@@ -314,6 +343,45 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 @command
+def _register_new(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "new", help="start your own cue sheet from a built-in rite",
+        description="Write a built-in rite as an editable cue sheet (its TOML, headed by where "
+        "it came from). Example: yuezheng new my-she.toml --from xiang-she",
+    )
+    p.add_argument("sheet", metavar="SHEET.toml", help="the sheet to write")
+    p.add_argument("--from", dest="from_rite", required=True, metavar="RITE",
+                   help="the built-in rite to start from (name or alias; `rites` lists them)")
+    p.add_argument("--force", action="store_true", help="replace SHEET.toml if it exists")
+    p.set_defaults(func=cmd_new)
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from cues.builtin import BUILTIN_RITES, editable_sheet, resolve_rite_name
+    from cues.sheet import parse_sheet
+    from instruments.atomicfile import write_text_atomically
+
+    target = Path(args.sheet)
+    if target.suffix.lower() != ".toml":
+        raise UserError(f"{args.sheet}: a cue sheet is a .toml file")
+    if target.exists() and not args.force:
+        raise UserError(f"{args.sheet} exists: give --force to replace it")
+    rid = resolve_rite_name(args.from_rite)
+    if rid is None:
+        raise UserError(f"--from {args.from_rite}: not a built-in rite; expected one of "
+                        f"{', '.join(BUILTIN_RITES)} (or an alias `rites` lists)")
+    text = editable_sheet(rid, args.sheet)
+    rite = parse_sheet(text, args.sheet, base=target.parent)  # it loads where it is written
+    with _writing(args.sheet):
+        write_text_atomically(target, text)
+    _out(f"wrote {args.sheet}: {rite.title} from the built-in {rid}, {len(rite.cues)} cues; "
+         f"edit it, then `yuezheng validate {args.sheet}`")
+    return EXIT_OK
+
+
+@command
 def _register_pieces(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("pieces", help="list the repertoire: every piece the rites name")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -323,7 +391,8 @@ def _register_pieces(sub: argparse._SubParsersAction) -> None:
 def cmd_pieces(args: argparse.Namespace) -> int:
     from cues.repertoire import all_pieces
 
-    rows = [{"title": p.title, "category": p.category, "text_lost": p.text_lost,
+    rows = [{"title": p.title, "pinyin": p.pinyin, "category": p.category,
+             "text_lost": p.text_lost,
              "text": p.text_state, "melody_lost": p.melody_lost, "mode": p.mode,
              "stanzas": len(p.stanzas),
              "source": {"work": p.source.work, "file": p.source.file, "quote": p.source.quote}}
@@ -331,11 +400,15 @@ def cmd_pieces(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(rows)
         return EXIT_OK
+    title_width = max((display_width(r["title"]) for r in rows), default=0)
+    category_width = max((display_width(r["category"]) for r in rows), default=0)
     for r in rows:
         melody = f"詩譜, {r['mode']}, {r['stanzas']} stanzas" if not r["melody_lost"] else \
             "melody lost"
         text = f"text {r['text']}"
-        _out(f"《{r['title']}》 {r['category']:<3} {text}; {melody} — 「{r['source']['quote']}」")
+        _out(f"{pad(r['pinyin'], 16)} {pad('《' + r['title'] + '》', title_width + 4)} "
+             f"{pad(r['category'], category_width)} {text}; {melody} — "
+             f"「{r['source']['quote']}」")
     return EXIT_OK
 
 
@@ -348,14 +421,14 @@ def _register_midi(sub: argparse._SubParsersAction) -> None:
 
 def cmd_midi(args: argparse.Namespace) -> int:
     from sequencer.smf import write_midi
-    from sequencer.timebase import seconds
+    from sequencer.views import rite_length_s
 
     rite, timeline = _load_timeline(args)
     with _writing(args.output):
         write_midi(timeline, args.output, title=rite.title)
     jie = sum(1 for m in timeline.markers if m.kind == "jie")
     _out(f"wrote {args.output}: {rite.title}, {len(rite.cues)} cues, {len(timeline.notes)} notes, "
-         f"{jie} 節 markers, {_clock(float(seconds(timeline.end)))}")
+         f"{jie} 節 markers, {_clock(rite_length_s(timeline))}")
     return EXIT_OK
 
 
@@ -371,7 +444,11 @@ def _register_check(sub: argparse._SubParsersAction) -> None:
         "grids. MIDI: each block of '節 k/N' markers (a block starts where k goes back to 1); "
         "without markers, the note_on onsets merged within 30 ms. Audio (.wav .flac .aif .aiff "
         ".ogg): the detected onsets. Log (.jsonl .ndjson): the {\"event\": \"jie\"} records of "
-        "the live player. Exit codes: 0 every block holds, 4 a block fails, 2 bad input.",
+        "the live player. With --rite (and the settings and range the file was made with), an "
+        "audio or MIDI file is checked only in the rite's 射節, each against the stroke grid "
+        "of its timeline, and its offset from the timeline is reported. One line per block; "
+        "--verbose for each violation. Exit codes: 0 every block holds, 4 a block fails, "
+        "2 bad input. Example: yuezheng check xiang-she.wav --rite xiang-she",
     )
     p.add_argument("file", metavar="FILE", help="FILE.mid, FILE.wav, FILE.flac or FILE.jsonl")
     p.add_argument(
@@ -384,14 +461,36 @@ def _register_check(sub: argparse._SubParsersAction) -> None:
         help="largest allowed deviation of an onset from the fitted grid, in ms "
         "(default: MIDI 1, audio 10, log 5)",
     )
+    p.add_argument("--rite", metavar="RITE|FILE", default=None,
+                   help="check the file in this rite's 射節 only, against its timeline")
+    p.add_argument("--from", dest="from_cue", metavar="CUE",
+                   help="with --rite: the file starts at this cue")
+    p.add_argument("--until", dest="until_cue", metavar="CUE",
+                   help="with --rite: the file ends with this cue")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="print each violation and note, not only one line per block")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    _add_settings(p)
     p.set_defaults(func=cmd_check)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from sequencer.tempo_check import check_file
+    from sequencer.selection import SETTING_NAMES
+    from sequencer.tempo_check import check_file, check_timeline
 
-    report = check_file(args.file, channel=args.channel, tolerance_ms=args.tolerance_ms)
+    if args.rite is None:
+        if args.from_cue or args.until_cue or args.variant or getattr(args, "reading", None) or any(
+                getattr(args, k, None) is not None for k in SETTING_NAMES):
+            raise UserError("--from, --until, --variant, --reading and the settings apply with "
+                            "--rite only")
+        report = check_file(args.file, channel=args.channel, tolerance_ms=args.tolerance_ms)
+    else:
+        from sequencer.compiler import compile_rite
+
+        if args.channel is not None:
+            raise UserError("--channel does not apply with --rite (the 射節 strokes are checked)")
+        rite, settings = _load(args)
+        report = check_timeline(args.file, compile_rite(rite, settings), args.tolerance_ms)
     if args.json:
         _print_json(report.to_json())
         return EXIT_OK if report.ok else EXIT_TEMPO_VIOLATION
@@ -400,31 +499,44 @@ def cmd_check(args: argparse.Namespace) -> int:
         "midi-notes": "MIDI, note onsets",
         "audio": "audio onsets",
         "log": "live show log, 節 records",
+        "audio-timeline": f"audio onsets in the 射節 of {args.rite}",
+        "midi-timeline": f"MIDI note onsets in the 射節 of {args.rite}",
     }
     _out(f"{report.source} — {kinds.get(report.kind, report.kind)}, "
          f"tolerance ±{report.tolerance_ms:g} ms")
-    for note in report.notes:
-        _out(f"  note: {note}")
-    _out(f"  {'#':>2}  {'count':>5}  {'mean interval':>14}  {'max dev':>10}  {'CV':>8}  "
+    if args.verbose:
+        for note in report.notes:
+            _out(f"  note: {note}")
+    timeline = report.kind.endswith("-timeline")
+    offset = f"  {'offset':>10}" if timeline else ""
+    _out(f"  {'#':>2}  {'count':>9}  {'mean interval':>14}  {'max dev':>10}  {'CV':>8}{offset}  "
          f"{'result':<6}  block")
     jie = report.kind in ("midi-markers", "log")
     for number, block in enumerate(report.blocks, start=1):
-        _out(f"  {number:>2}  {block.count:>5}  {block.mean_interval_s:>12.6f} s  "
-             f"{block.max_deviation_ms:>7.3f} ms  {block.cv * 100:>7.3f}%  "
-             f"{'ok' if block.ok else 'FAIL':<6}  {block.label}")
+        count = (f"{block.count}/{block.expected_count}" if block.expected_count is not None
+                 else str(block.count))
+        shift = f"  {block.offset_s:>+8.3f} s" if block.offset_s is not None else ""
+        bad = f" ({len(block.violations)} off the grid)" if block.violations else ""
+        _out(f"  {number:>2}  {count:>9}  {block.mean_interval_s:>12.6f} s  "
+             f"{block.max_deviation_ms:>7.3f} ms  {block.cv * 100:>7.3f}%{shift}  "
+             f"{'ok' if block.ok else 'FAIL':<6}  {block.label}{bad}")
+        if not args.verbose:
+            continue
         for v in block.violations:
-            which = f"節 {v.index + 1}" if jie else f"onset {v.index + 1}"
+            which = f"節 {v.index + 1}" if jie else f"{'stroke' if timeline else 'onset'} " \
+                f"{v.index + 1}"
             _out(f"        {which} at {v.time_s:.6f} s: {v.deviation_ms:+.3f} ms "
                  f"({'late' if v.deviation_ms > 0 else 'early'})")
         for note in block.notes:
             _out(f"        note: {note}")
     failed = sum(not b.ok for b in report.blocks)
+    plural = "s" if len(report.blocks) != 1 else ""
     if failed:
-        _out(f"{failed} of {len(report.blocks)} block{'s' if len(report.blocks) != 1 else ''} "
-             f"{'fails' if failed == 1 else 'fail'}: the timing does not hold")
+        more = "" if args.verbose else " (--verbose for each violation)"
+        _out(f"{failed} of {len(report.blocks)} block{plural} "
+             f"{'fails' if failed == 1 else 'fail'}: the timing does not hold{more}")
         return EXIT_TEMPO_VIOLATION
-    _out(f"every block holds ({len(report.blocks)} "
-         f"block{'s' if len(report.blocks) != 1 else ''}): 間若一")
+    _out(f"every block holds ({len(report.blocks)} block{plural}): 間若一")
     return EXIT_OK
 
 
@@ -435,15 +547,15 @@ def _register_score(sub: argparse._SubParsersAction) -> None:
         help="write the score of a 詩譜 piece, or of the sung pieces of a rite",
         description="Write a score (MusicXML, compressed .mxl, or PDF through LilyPond) of a "
         "piece of the 風雅十二詩譜 (every stanza: voice with syllable, 律 and 工尺 under each "
-        "note, and the 瑟 in unison), or of the sung (歌) pieces of a rite in order with the cue "
-        "ids as rehearsal marks. The 詩譜 notates no rhythm: every syllable is a quarter note. "
-        "Lost melodies are never invented.",
+        "note, and the 瑟 an octave below, as the MIDI and audio play it), or of the sung (歌) "
+        "pieces of a rite in order with the cue ids as rehearsal marks. The 詩譜 notates no "
+        "rhythm: every syllable is a quarter note. Lost melodies are never invented.",
     )
     p.add_argument("target", metavar="PIECE|RITE",
                    help="a repertoire title (鹿鳴, 关雎, …) or a rite (name, alias or .toml path)")
     p.add_argument("-o", "--output", metavar="OUT", required=True,
                    help="OUT.musicxml, OUT.xml, OUT.mxl or OUT.pdf (PDF needs Debian lilypond)")
-    _add_tuning(p, "sanfen")
+    _add_tuning(p, own=True)
     _add_variant(p, "rites only: select a variant reading (repeatable)")
     p.set_defaults(func=cmd_score)
 
@@ -468,7 +580,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         rite = load_rite(args.target, args.variant, parse_reading_args(args.reading))
         score = rite_score(rite, tuning)
         what = rite.title
-    out = write_score(score, args.output)
+    with _writing(args.output):
+        out = write_score(score, args.output)
     notes = len(score.parts[0].recurse().notes) if score.parts else 0
     _out(f"wrote {out}: {what}, {notes} sung notes, {tuning.describe()}")
     return EXIT_OK
@@ -494,20 +607,20 @@ def cmd_instruments(args: argparse.Namespace) -> int:
     for inst in CATALOG.values():
         rows.append({
             "name": inst.name, "english": inst.english, "bayin": inst.bayin,
-            "pitched": inst.pitched, "aliases": list(inst.aliases),
+            "pitched": inst.pitched, "aliases": list(inst.aliases), "pinyin": inst.pinyin,
             "gm_program": inst.gm_program, "gm_key": inst.gm_key,
             "description": inst.description, "voice": describe(inst.name),
         })
     if args.json:
         _print_json(rows)
         return EXIT_OK
+    name_width = max((display_width(r["name"]) for r in rows), default=0)
     for r in rows:
         gm = (f"GM program {r['gm_program']}" if r["gm_program"] is not None
               else f"GM drum key {r['gm_key']}")
-        _out(f"{r['name']}  [{r['bayin']}]  {r['english']}  "
+        _out(f"{pad(r['name'], name_width)}  [{r['bayin']}]  {r['english']}  "
              f"({'pitched' if r['pitched'] else 'unpitched'}; {gm})")
-        if r["aliases"]:
-            _out(f"    aliases: {' '.join(r['aliases'])}")
+        _out(f"    aliases: {' '.join([r['pinyin'], *r['aliases']])}")
         _out(f"    {r['description']}")
         _out(f"    voice: {r['voice']}")
     return EXIT_OK
@@ -524,7 +637,7 @@ def _register_audition(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("name", metavar="NAME", help="an instrument of `yuezheng instruments`")
     p.add_argument("-o", "--output", metavar="OUT", required=True, help="OUT.wav or OUT.flac")
-    _add_tuning(p, "equal")
+    _add_tuning(p, own=True)
     _add_bell_interval(p)
     p.set_defaults(func=cmd_audition)
 
@@ -540,7 +653,8 @@ def cmd_audition(args: argparse.Namespace) -> int:
         pitch_hz = parse_tuning(args.tuning, args.huangzhong_hz).hz
     notes = audition_notes(args.name, args.huangzhong_hz, bell_interval=args.bell_interval,
                            pitch_hz=pitch_hz)
-    report = write_audio(args.output, notes)
+    with _writing(args.output):
+        report = write_audio(args.output, notes)
     _out(f"wrote {report.path}: {notes[0].instrument}, {report.notes} notes, "
          f"{report.duration_s:.2f} s, peak {report.peak:.3f}, "
          f"{report.realtime_factor:.1f}× real time")
@@ -561,23 +675,26 @@ def _register_render(sub: argparse._SubParsersAction) -> None:
 
 def cmd_render(args: argparse.Namespace) -> int:
     from sequencer.render import render_fluidsynth, render_timeline
+    from sequencer.views import rite_length_s
 
     rite, timeline = _load_timeline(args)
     if args.engine == "fluidsynth":
         if args.stems:
             raise UserError("--stems needs the built-in engine (FluidSynth renders one mix)")
-        report = render_fluidsynth(timeline, args.output, args.soundfont, rite.title)
+        with _writing(args.output):
+            report = render_fluidsynth(timeline, args.output, args.soundfont, rite.title)
         _out(f"wrote {report.path}: {rite.title} through FluidSynth ({report.soundfont}), "
-             f"{_clock(report.duration_s)}, {report.realtime_factor:.1f}× real time")
+             f"{_clock(rite_length_s(timeline))}, {report.realtime_factor:.1f}× real time")
         return EXIT_OK
     progress = _progress_bar(f"render {rite.id}") if sys.stderr.isatty() else None
-    report = render_timeline(timeline, args.output, stems_dir=args.stems,
-                             bell_interval=args.bell_interval, progress=progress)
+    with _writing(args.output):
+        report = render_timeline(timeline, args.output, stems_dir=args.stems,
+                                 bell_interval=args.bell_interval, progress=progress)
     if progress is not None:
         _err("")
     stems = f", {len(report.stems)} stems in {args.stems}" if report.stems else ""
     _out(f"wrote {report.path}: {rite.title}, {len(rite.cues)} cues, {report.notes} notes, "
-         f"{_clock(report.duration_s)}, peak {report.peak:.3f}, "
+         f"{_clock(rite_length_s(timeline))}, peak {report.peak:.3f}, "
          f"{report.realtime_factor:.1f}× real time{stems}")
     return EXIT_OK
 
@@ -632,8 +749,8 @@ def _register_plot(sub: argparse._SubParsersAction) -> None:
 
 def cmd_plot(args: argparse.Namespace) -> int:
     from sequencer.plots import picture_format
-    from sequencer.timebase import seconds
     from sequencer.timeline_plot import plot_timeline
+    from sequencer.views import rite_length_s
 
     picture_format(args.output)  # a bad extension fails before any work
     rite, timeline = _load_timeline(args)
@@ -641,7 +758,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
         problems = plot_timeline(rite, timeline, args.output)
     _warn(problems)
     _out(f"wrote {args.output}: {rite.title}, {len(timeline.spans)} cues, "
-         f"{len(timeline.notes)} notes, {_clock(float(seconds(timeline.end)))}")
+         f"{len(timeline.notes)} notes, {_clock(rite_length_s(timeline))}")
     return EXIT_OK
 
 
@@ -717,7 +834,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
     for d in tally.decisions:
         mark = "釋" if d.counted else ("—" if not d.release.hit else "不釋")
         _out(f"  {d.release.time_s:9.3f} s  {d.release.side}  {'hit ' if d.release.hit else 'miss'}"
-             f"  {mark:<2}  {d.reason}")
+             f"  {pad(mark, 4)}  {d.reason}")
     _out(f"右 {tally.right}, 左 {tally.left}: 「{tally.announcement()}」")
     return EXIT_OK
 
@@ -737,7 +854,7 @@ def _register_live(sub: argparse._SubParsersAction) -> None:
         "without an operator. At the end a summary says what was not delivered: the output "
         "lost, messages late; the exit code is then 1.",
     )
-    p.add_argument("rite", metavar="RITE|FILE")
+    _add_piece_target(p)
     p.add_argument("--output", required=True, metavar="SPEC",
                    help="jack:PORT, jack-virtual:NAME, alsa:PORT, virtual:NAME, pyo (the "
                    "built-in voices through pyo's audio server: pyo:jack, pyo:portaudio, "
@@ -868,19 +985,82 @@ def _delivery_lines(delivery: ShowDelivery) -> list[str]:
 # ── commands end ────────────────────────────────────────────────────────────────────────────
 
 
+# Every sub-command's --help ends with examples (tests/test_help.py checks that each has some).
+_EXAMPLES: dict[str, tuple[str, ...]] = {
+    "rites": ("yuezheng rites", "yuezheng rites --json"),
+    "show": ("yuezheng show xiang-she", "yuezheng show 燕禮 --variant she --json"),
+    "validate": ("yuezheng validate my-rite.toml",),
+    "pieces": ("yuezheng pieces", "yuezheng pieces --json"),
+    "midi": ("yuezheng midi xiang-she -o xiang-she.mid",
+             "yuezheng midi yan -o she.mid --variant she --from she-jie --until she-jie"),
+    "check": ("yuezheng check xiang-she.mid", "yuezheng check show.jsonl --json"),
+    "score": ("yuezheng score 關雎 -o guanju.pdf",
+              "yuezheng score xiang-yin-jiu -o xiang-yin-jiu.musicxml --tuning equal"),
+    "instruments": ("yuezheng instruments",),
+    "audition": ("yuezheng audition 編鐘 -o bianzhong.wav",
+                 "yuezheng audition 瑟 -o se.flac --tuning equal"),
+    "render": ("yuezheng render xiang-she -o xiang-she.wav",
+               "yuezheng render xiang-she -o x.wav --engine fluidsynth "
+               "--soundfont /usr/share/sounds/sf2/FluidR3_GM.sf2"),
+    "ports": ("yuezheng ports", "yuezheng ports --api alsa"),
+    "plot": ("yuezheng plot xiang-she -o xiang-she.png",),
+    "layout": ("yuezheng layout da-she -o da-she.svg",),
+    "judge": ("yuezheng judge xiang-she --releases releases.csv   "
+              "# rows: time_s,side,hit e.g. 4.0,右,1",),
+    "live": ("yuezheng live xiang-she --output jack:fluidsynth",
+             "yuezheng live xiang-she --output pyo --auto --log show.jsonl"),
+}
+HELP_WIDTH = 90
+
+
+def _document(sub: argparse._SubParsersAction) -> None:
+    """Give each sub-command's own --help its one-line description (the line ``yuezheng
+    --help`` shows), the longer description under it, and its examples as the epilog."""
+    for action in sub._choices_actions:
+        parser = sub.choices[action.dest]
+        summary = (action.help or "").strip()
+        more = parser.description or ""
+        body = "\n".join(textwrap.fill(part, HELP_WIDTH) for part in more.split("\n") if part)
+        parser.description = summary + (f"\n\n{body}" if body else "")
+        examples = _EXAMPLES.get(action.dest, ())
+        parser.epilog = ("example" + ("s" if len(examples) > 1 else "") + ":\n"
+                         + "\n".join(f"  {line}" for line in examples)) if examples else None
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
+
+
+def _version() -> str:
+    """yuezheng's version: the installed package's, else the pyproject.toml beside this file."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(PROG)
+    except metadata.PackageNotFoundError:
+        import tomllib
+        from pathlib import Path
+
+        pyproject = Path(__file__).with_name("pyproject.toml")
+        with pyproject.open("rb") as handle:
+            return str(tomllib.load(handle)["project"]["version"])
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="yuezheng",
+        prog=PROG,
         description="樂正 — cue, render, score and check the music of the Zhou rites "
         "(鄉飲酒禮, 鄉射禮, 燕禮, 大射).",
         epilog="Exit codes: 0 success, 2 bad input or usage, 1 anything else "
         "(`check` also uses 4: a tempo violation).",
     )
+    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for register in _COMMANDS:
         register(sub)
+    _document(sub)
     return parser
+
+
+_PROBING_COMMANDS = ("live", "ports")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -888,17 +1068,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = _build_parser()
         args = parser.parse_args(argv)
+        if args.command in _PROBING_COMMANDS:  # they open audio/MIDI libraries that chatter
+            from instruments.quiet import quiet_libraries
+
+            with quiet_libraries():
+                return int(args.func(args))
         return int(args.func(args))
     except UserError as exc:
-        _err(f"yuezheng: {exc}")
+        _err(f"{PROG}: {exc}")
+        _err_notes(exc)
         return EXIT_USAGE
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM while writing (atomicfile)
         _err("yuezheng: interrupted")
-        return 130
+        _err_notes(exc)
+        return 128 + getattr(exc, "signum", 2)
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # the last line of defence: no traceback for users
         _err(f"yuezheng: internal error: {type(exc).__name__}: {exc}")
+        _err_notes(exc)
         if os.environ.get("YUEZHENG_DEBUG"):
             raise
         return EXIT_FAILURE

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from cues.pinyin import add_names, name_key
+
 GM_PERCUSSION_CHANNEL = 9
 
 
@@ -26,7 +28,8 @@ class Instrument:
     gm_program: int | None  # 0-based GM program (melodic instruments)
     gm_key: int | None  # GM percussion key (drums, on channel 9)
     description: str
-    aliases: tuple[str, ...] = field(default=())
+    aliases: tuple[str, ...] = field(default=())  # other Chinese names
+    pinyin: str = ""  # tone-less (``bianzhong``): a name too, looked up as ``cues.pinyin`` says
 
     @property
     def is_drum(self) -> bool:
@@ -36,49 +39,52 @@ class Instrument:
 _ENTRIES: tuple[Instrument, ...] = (
     Instrument("編鐘", "bianzhong, graded bronze bells", "金", True, 0, 14, None,
                "two-tone bells hung sixteen to a frame (堵); 笙鍾 in the east, 頌鍾 in the west",
-               ("编钟", "鐘", "鍾", "钟", "笙鍾", "笙鐘", "頌鍾", "頌鐘", "庸鍾")),
+               ("编钟", "鐘", "鍾", "钟", "笙鍾", "笙鐘", "頌鍾", "頌鐘", "庸鍾"),
+               pinyin="bianzhong"),
     Instrument("鑮", "bo, large single bell", "金", True, 1, 14, None,
                "「鑮如鍾而大」 (大射 鄭注); with the drum it marks the music's 節",
-               ("镈", "鏄")),
+               ("镈", "鏄"), pinyin="bo"),
     Instrument("編磬", "bianqing, stone chimes", "石", True, 2, 13, None,
                "L-shaped stones hung sixteen to a frame; 笙磬 in the east, 頌磬 in the west",
-               ("编磬", "磬", "笙磬", "頌磬", "颂磬")),
+               ("编磬", "磬", "笙磬", "頌磬", "颂磬"), pinyin="bianqing"),
     Instrument("瑟", "se, plucked zither", "絲", True, 3, 107, None,
-               "carried in by the 相者 and played by the 工 on the hall", ()),
+               "carried in by the 相者 and played by the 工 on the hall", (), pinyin="se"),
     Instrument("笙", "sheng, free-reed mouth organ", "匏", True, 4, 20, None,
-               "played below the hall, 「立于縣中」", ()),
+               "played below the hall, 「立于縣中」", (), pinyin="sheng"),
     Instrument("和", "he, small mouth organ", "匏", True, 5, 20, None,
-               "「三笙一和而成聲」; 「笙小者謂之和」 (爾雅, quoted in 鄉射 記 注)", ()),
+               "「三笙一和而成聲」; 「笙小者謂之和」 (爾雅, quoted in 鄉射 記 注)", (),
+               pinyin="he"),
     Instrument("管", "guan, paired bamboo pipes (簜)", "竹", True, 6, 75, None,
-               "「管如笛而小，並兩而吹之」 (小師 注, quoted in 大射 疏)", ("簜", "篴")),
+               "「管如笛而小，並兩而吹之」 (小師 注, quoted in 大射 疏)", ("簜", "篴"),
+               pinyin="guan"),
     Instrument("歌", "the 工's singing voice", "人聲", True, 7, 52, None,
-               "the blind singers (瞽矇) who sing the 詩 on the hall", ("工歌", "人聲")),
+               "the blind singers (瞽矇) who sing the 詩 on the hall", ("工歌", "人聲"),
+               pinyin="ge"),
     Instrument("建鼓", "jiangu, large drum on a post", "革", False, GM_PERCUSSION_CHANNEL,
-               None, 35, "「建猶樹也。以木貫而載之」 (大射 鄭注)", ()),
+               None, 35, "「建猶樹也。以木貫而載之」 (大射 鄭注)", (), pinyin="jiangu"),
     Instrument("鼓", "gu, drum", "革", False, GM_PERCUSSION_CHANNEL, None, 36,
-               "the drum that paces the 射節 where the text names no particular drum", ()),
+               "the drum that paces the 射節 where the text names no particular drum", (),
+               pinyin="gu"),
     Instrument("朔鼙", "shuopi, the first small drum (west)", "革", False,
                GM_PERCUSSION_CHANNEL, None, 50,
-               "「先擊朔鼙，應鼙應之」; 「鼙，小鼓也」", ()),
+               "「先擊朔鼙，應鼙應之」; 「鼙，小鼓也」", (), pinyin="shuopi"),
     Instrument("應鼙", "yingpi, the answering small drum (east)", "革", False,
-               GM_PERCUSSION_CHANNEL, None, 48, "「應鼙，應朔鼙也」", ("应鼙",)),
+               GM_PERCUSSION_CHANNEL, None, 48, "「應鼙，應朔鼙也」", ("应鼙",), pinyin="yingpi"),
     Instrument("鼙", "pi, small drum", "革", False, GM_PERCUSSION_CHANNEL, None, 47,
-               "a small drum; 投壺 ○ strokes", ()),
+               "a small drum; 投壺 ○ strokes", (), pinyin="pi"),
     Instrument("鼗", "tao, pellet drum with a handle", "革", False, GM_PERCUSSION_CHANNEL,
-               None, 54, "「鼗如鼓而小，有柄。賓至，搖之以奏樂也」", ("鞉",)),
+               None, 54, "「鼗如鼓而小，有柄。賓至，搖之以奏樂也」", ("鞉",), pinyin="tao"),
 )
 
 CATALOG: MappingProxyType[str, Instrument] = MappingProxyType({i.name: i for i in _ENTRIES})
-_ALIASES: dict[str, str] = {}
+_ALIASES: dict[str, str] = {}  # every name keyed by ``name_key`` → the catalog name
 for _inst in _ENTRIES:
-    _ALIASES[_inst.name] = _inst.name
-    for _alias in _inst.aliases:
-        _ALIASES[_alias] = _inst.name
+    add_names(_ALIASES, (_inst.name, *_inst.aliases, _inst.pinyin), _inst.name, "instrument")
 
 
 def canonical_instrument(name: str) -> str | None:
-    """The catalog name for ``name`` (an alias or the name itself), or None if unknown."""
-    return _ALIASES.get(name.strip())
+    """The catalog name for ``name`` (an alias, the pinyin or the name itself), or None."""
+    return _ALIASES.get(name_key(name))
 
 
 def get_instrument(name: str) -> Instrument:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from cues.sources import normalize, quote_found, source_files
+from cues.sources import normalize, quote_found
 
 # a 「…」 quotation, one level of nested 「…」 allowed
 QUOTATION = re.compile(r"「([^「」]*(?:「[^「」]*」[^「」]*)*)」")
@@ -20,9 +20,8 @@ def quoted_parts(text: str) -> list[str]:
 
 
 def found_in(part: str, files: Iterable[str]) -> bool:
-    """Whether ``part`` occurs, punctuation aside, in one of the bundled ``files``."""
-    bundled = source_files()
-    return any(quote_found(part, f) for f in files if f in bundled)
+    """Whether ``part`` occurs, punctuation aside, in one of the cited ``files``."""
+    return any(quote_found(part, f) for f in files)
 
 
 def misquotations(text: str, files: Sequence[str]) -> list[str]:

@@ -14,6 +14,7 @@ from functools import cache
 from importlib import resources
 from types import MappingProxyType
 
+from cues.pinyin import add_names, name_key
 from cues.sources import read_json_source
 
 MODES = MappingProxyType({"黄钟宫": "黃鍾宮", "无射商": "無射商"})
@@ -48,7 +49,7 @@ class Stanza:
 @dataclass(frozen=True)
 class Piece:
     title: str
-    aliases: tuple[str, ...]
+    aliases: tuple[str, ...]  # other Chinese names: simplified forms, variants, other titles
     category: str
     text_lost: bool
     melody_lost: bool
@@ -59,6 +60,7 @@ class Piece:
     note: str = ""
     fragment: str = ""  # what survives of a text otherwise lost (text = "fragment")
     fragment_source: Citation | None = None
+    pinyin: str = ""  # tone-less (``guanju``): a name too, looked up as ``cues.pinyin`` says
 
     @property
     def text_state(self) -> str:
@@ -130,6 +132,7 @@ def _load() -> MappingProxyType[str, Piece]:
             stanzas=stanzas,
             text=texts.get(title),
             note=entry.get("note", ""),
+            pinyin=entry["pinyin"],
             **_fragment(entry),
         )
     return MappingProxyType(pieces)
@@ -145,17 +148,17 @@ def _fragment(entry: dict) -> dict:
 
 @cache
 def _alias_map() -> MappingProxyType[str, str]:
+    """Every name of a piece (keyed by ``name_key``) → its title; ValueError if ambiguous."""
     out: dict[str, str] = {}
     for piece in _load().values():
-        out[piece.title] = piece.title
-        for alias in piece.aliases:
-            out[alias] = piece.title
+        add_names(out, (piece.title, *piece.aliases, piece.pinyin), piece.title, "piece")
     return MappingProxyType(out)
 
 
 def canonical_title(title: str) -> str | None:
-    """The repertoire's title for ``title`` (traditional, simplified or a variant), or None."""
-    return _alias_map().get(title.strip().strip("《》"))
+    """The repertoire's title for ``title`` (traditional, simplified, a variant or the pinyin),
+    or None."""
+    return _alias_map().get(name_key(title.strip().strip("《》")))
 
 
 def get_piece(title: str) -> Piece:

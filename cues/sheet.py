@@ -39,6 +39,7 @@ from cues.model import SETTING_KEYS, Cue, Position, Rite
 from cues.quotations import misquotation_message, misquotations
 from cues.readings import check_choice_quotes, parse_readings, select_readings
 from cues.sheetbounds import bounds_errors
+from cues.sources import texts_beside
 from cues.subtables import parse_positions, parse_source
 from cues.tomllines import TomlLines, toml_syntax_error
 from cues.triggers import check_triggers
@@ -76,7 +77,8 @@ def parse_sheet(
     if too_big:
         raise SheetErrors(too_big)
     checker = SheetChecker(path, lines)
-    rite = _rite(checker, data, base)
+    with texts_beside(base):  # a source.file of the user's own is relative to the sheet
+        rite = _rite(checker, data, base)
     if checker.errors:
         raise SheetErrors(checker.problems())
     assert rite is not None

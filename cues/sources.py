@@ -1,4 +1,9 @@
-"""The primary texts the project carries (``cues/data/sources``) and verbatim-quote checking.
+"""The texts a sheet cites and verbatim-quote checking.
+
+A citation's ``file`` names either a text the project carries (``seeds/…`` or ``reference/…``,
+under ``cues/data/sources``) or, when it names none of those, the user's own text file: a path
+relative to the sheet (or absolute), read as UTF-8.  The loader says where a sheet's own texts
+are with ``texts_beside(folder)`` while it parses the sheet; a built-in rite has none.
 
 A quote is verbatim when, punctuation and white space aside, it occurs in the cited file.
 Nothing else is normalized: characters, variants (賔/賓, 鍾/鐘) and footnote numbers must match.
@@ -7,9 +12,12 @@ Nothing else is normalized: characters, variants (賔/賓, 鍾/鐘) and footnote
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache
 from importlib import resources
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 SOURCES_PACKAGE = "cues"
 SOURCES_DIR = "data/sources"
@@ -54,10 +62,73 @@ def _normalized_source(relpath: str) -> str:
     return normalize(read_source(relpath))
 
 
+_SHEET_FOLDER: ContextVar[Path | None] = ContextVar("sheet_folder", default=None)
+
+
+@contextmanager
+def texts_beside(folder: Path | None) -> Iterator[None]:
+    """Within: a ``file`` that names no bundled text is a path relative to ``folder``."""
+    token = _SHEET_FOLDER.set(folder)
+    try:
+        yield
+    finally:
+        _SHEET_FOLDER.reset(token)
+
+
+def own_text_path(file: str) -> Path | None:
+    """Where a user's own cited text is (None when no sheet folder is in force)."""
+    folder = _SHEET_FOLDER.get()
+    path = Path(file)
+    if path.is_absolute():
+        return path
+    return None if folder is None else folder / path
+
+
+@cache
+def _normalized_own_text(path: Path, mtime_ns: int, size: int) -> str:
+    return normalize(path.read_text(encoding="utf-8-sig"))
+
+
+def _normalized_text(file: str) -> str:
+    """The cited text, punctuation aside (raises OSError/UnicodeError if it cannot be read)."""
+    if file in source_files():
+        return _normalized_source(file)
+    path = own_text_path(file)
+    if path is None:
+        raise FileNotFoundError(file)
+    stat = path.stat()
+    return _normalized_own_text(path.resolve(), stat.st_mtime_ns, stat.st_size)
+
+
+def citation_problem(file: str) -> str | None:
+    """Why ``file`` cannot be cited (None when it can): neither bundled nor a readable text."""
+    if file in source_files():
+        return None
+    path = own_text_path(file)
+    if path is None:
+        return f"is not a bundled source; expected one of: {', '.join(source_files())}"
+    try:
+        _normalized_text(file)
+    except FileNotFoundError:
+        return (f"is neither a bundled source (seeds/…, reference/…) nor a file: {path} "
+                "does not exist")
+    except IsADirectoryError:
+        return f"names the folder {path}: expected a text file"
+    except UnicodeDecodeError:
+        return f"{path} is not UTF-8 text"
+    except OSError as exc:
+        return f"cannot read {path}: {exc.strerror or exc}"
+    return None
+
+
 def quote_found(quote: str, relpath: str) -> bool:
-    """True when ``quote`` occurs verbatim (punctuation aside) in the cited source file."""
+    """True when ``quote`` occurs verbatim (punctuation aside) in the cited file (a bundled
+    text or the user's own: False when it cannot be read)."""
     needle = normalize(quote)
-    return bool(needle) and needle in _normalized_source(relpath)
+    try:
+        return bool(needle) and needle in _normalized_text(relpath)
+    except (OSError, UnicodeError):
+        return False
 
 
 def read_json_source(relpath: str) -> object:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from cues.catalog import canonical_instrument, instrument_names
 from cues.layouts import FACINGS
 from cues.model import Count, Position, Source
-from cues.sources import quote_found, source_files
+from cues.sources import citation_problem, quote_found
 from cues.validation import SheetChecker, closest, describe_value, is_number
 
 MAX_COUNT = 128
@@ -36,7 +36,8 @@ def parse_source(
     work = checker.get(data, "work", str, "the work cited, e.g. \"儀禮·大射\"", required=True,
                        **where)
     quote = checker.get(data, "quote", str, "the passage, verbatim", required=True, **where)
-    file = checker.get(data, "file", str, "a bundled source path such as \"seeds/004_….txt\"",
+    file = checker.get(data, "file", str, "a bundled source path such as \"seeds/004_….txt\" "
+                       "or the path of a text file beside the sheet",
                        **where)
     note = checker.get(data, "note", str, "a string", **where) or ""
     if work is None or quote is None:
@@ -45,9 +46,8 @@ def parse_source(
         checker.error(f"{key}.quote is empty: expected the passage, verbatim", key=key, **where)
         return None
     if file is not None:
-        if file not in source_files():
-            checker.error(f"{key}.file {file!r} is not a bundled source; expected one of: "
-                          f"{', '.join(source_files())}", key=key, **where)
+        if (problem := citation_problem(file)) is not None:
+            checker.error(f"{key}.file {file!r} {problem}", key=key, **where)
         elif not quote_found(quote, file):
             checker.error(f"{key}.quote 「{quote}」 is not found verbatim (punctuation aside) in "
                           f"{file}", key=key, **where)

@@ -1,1 +1,2 @@
-"""How it sounds and where: tuning, the 樂懸 layouts, the instrument catalog, voices, outputs."""
+"""How it sounds and where it goes: tuning, voices, the mixer and audio files, MIDI bytes, the
+live outputs (ports), scores. Imports only ``cues`` (docs/architecture.md)."""

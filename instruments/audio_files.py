@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from cues.errors import UserError
+from instruments.atomicfile import atomic_files
 from instruments.mixer import (
     DEFAULT_BLOCK_S,
     DEFAULT_SAMPLE_RATE,
@@ -89,6 +90,14 @@ def _stem_files(stems_dir: str | Path, stems: tuple[str, ...], suffix: str) -> d
             raise UserError(f"stems {s!r} and another stem map to the same file {p}")
         files[s] = p
     return files
+
+
+def _check_mix_is_no_stem(mix: Path, stem_paths: dict[str, Path]) -> None:
+    """The mix may not be written where a stem goes (one would silently replace the other)."""
+    for stem, p in stem_paths.items():
+        if p.resolve() == mix.resolve():
+            raise UserError(f"-o {mix} is where the stem {stem!r} goes in the stems folder: "
+                            "write the mix outside it or under another name")
 
 
 def _open_audio(files: contextlib.ExitStack, path: Path, fmt: str, sample_rate: int) -> Any:
@@ -159,11 +168,13 @@ def write_audio(
         raise UserError(f"{out_path}: directory {out_path.parent} does not exist")
     stem_paths = ({} if stems_dir is None else
                   _stem_files(stems_dir, stem_names(note_list), out_path.suffix.lower()))
+    _check_mix_is_no_stem(out_path, stem_paths)
     stats: dict[str, float] = {}
     t0 = time.perf_counter()
-    with contextlib.ExitStack() as files:
-        mix_file = _open_audio(files, out_path, fmt, sample_rate)
-        handles = {s: _open_audio(files, p, fmt, sample_rate) for s, p in stem_paths.items()}
+    with atomic_files() as staged, contextlib.ExitStack() as files:
+        mix_file = _open_audio(files, staged.temp_for(out_path), fmt, sample_rate)
+        handles = {s: _open_audio(files, staged.temp_for(p), fmt, sample_rate)
+                   for s, p in stem_paths.items()}
         blocks = mastered_blocks(note_list, sample_rate, block_s, listener, progress, stats,
                                  with_stems=bool(handles))
         frames, peak = _write_blocks(blocks, mix_file, handles)

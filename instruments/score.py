@@ -13,13 +13,14 @@ Editorial choices, each stated in the score itself (as credit text):
   D).  Where the sounding pitch differs from the written one by 1 cent or more (三分損益, or a
   黃鍾 between two notes) the difference is written above the note (``+14``, in cents).
   MusicXML keeps only quarter tones, so the cents are text, not alterations.
-* **瑟.** A second staff doubles the voice in unison.  The source is 熊朋來's 《瑟譜》, whose 「詩
-  舊譜」 gives the 瑟 the same 律 per syllable, and notes 「以瑟有清」 (the 瑟 has strings for the
-  清 octave): so the 瑟 sounds the written 律, 清 included, not an octave lower.
+* **瑟.** A second staff doubles the voice at the octave ``cues.melody_octaves`` gives the 瑟
+  (an octave below), the octave the MIDI file and the render play, written in the treble-8 clef.
+  熊朋來's 《瑟譜》 gives the 瑟 the same 律 per syllable as the voice.
 * **Anomalies.** Each stanza ``note`` recorded in ``fengya12.json`` (a 律 that disagrees with its
-  工尺, an OCR placeholder in the lyric) is printed as editorial text "[校] …" at the start of the
-  stanza; where it names a position, that note is also marked "校".  The reading printed is the
-  one the note chooses (the repertoire's decoding).
+  工尺, a placeholder for a character the digital text could not read) is printed as editorial
+  text "[校] …" at the start of the stanza, in the words of ``editorial_text``; where it names a
+  position, that note is also marked "校".  The reading printed is the one the note chooses (the
+  repertoire's decoding).
 
 A piece whose melody is lost has no score: :func:`piece_score` raises ``UserError`` ("melody
 lost; no score is invented").  music21 is imported inside the functions (it is slow to import).
@@ -29,15 +30,16 @@ lost; no score is invented").  music21 is imported inside the functions (it is s
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 from cues.errors import UserError
+from cues.melody_octaves import melody_octave
 from cues.repertoire import MODES, Piece, Stanza, canonical_title, get_piece
 from cues.sources import read_json_source
+from cues.text import display_width
 from instruments.tuning import Tuning, lu_name, octave_mark
 
 if TYPE_CHECKING:
@@ -45,7 +47,22 @@ if TYPE_CHECKING:
 
 SYLLABLES_PER_BAR = 4
 CENTS_SHOWN_FROM = 1.0  # |deviation| at which the cents are written above the note
+CENTS_TEXT = re.compile(r"^[+-]\d+$")  # a cents text above a note: "+14", "-6"
 CONTINUED = "  "  # a credit line that continues the one above (wrapped)
+
+SE_OCTAVE = melody_octave("瑟")  # semitones from the voice: the timeline's octave
+SE_PART_NAME = "瑟 (se)"
+EDITION = "熊朋來《瑟譜》「詩舊譜」: 風雅十二詩譜"
+EDITION_LONG = ("熊朋來《瑟譜》(元), 「詩舊譜」: the 風雅十二詩譜 (趙彥肅所傳開元十二詩譜), "
+                "after the 欽定四庫全書 text (殆知閣 digital edition); lyrics in traditional "
+                "characters")
+# the repertoire's notes on the digital text, in the words of a printed edition
+_EDITORIAL_WORDS = (
+    ("the daizhige OCR placeholder", "the digital text's mark for an unread character"),
+    ("OCR placeholder", "unread character in the digital text"),
+    ("dropped in OCR", "lost in the digital text"),
+    ("OCR", "the digital text"),
+)
 
 _CN_DIGITS = "〇一二三四五六七八九十"
 _POSITION = re.compile(r"positions?\s+(\d+)(?:\s*-\s*(\d+))?")
@@ -88,6 +105,14 @@ def lu_abbreviation(semitones: int) -> str:
     return lu_name(semitones)[0] + octave_mark(semitones)
 
 
+def editorial_text(note: str) -> str:
+    """A stanza's anomaly note as the score prints it (the digital text's defects named as such,
+    not as scanning jargon)."""
+    for old, new in _EDITORIAL_WORDS:
+        note = note.replace(old, new)
+    return note
+
+
 def score_title(piece: Piece) -> str:
     """"鹿鳴 — 黃鍾宮" (the mode is part of the title)."""
     return f"{piece.title} — {piece.mode}" if piece.mode else piece.title
@@ -96,7 +121,7 @@ def score_title(piece: Piece) -> str:
 @cache
 def _notation() -> dict[str, Any]:
     data = read_json_source("reference/fengya12.json")
-    return {"source": data["source"], "notation": data["notation"]}  # type: ignore[index]
+    return {"notation": data["notation"]}  # type: ignore[index]
 
 
 def mode_description(mode: str) -> str:
@@ -131,7 +156,7 @@ class _Builder:
     editorial: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        from music21 import instrument, stream
+        from music21 import clef, instrument, stream
 
         from cues.catalog import get_instrument
 
@@ -143,13 +168,14 @@ class _Builder:
         self.voice.insert(0, singer)
 
         self.se = stream.Part(id="se")
-        self.se.partName = "瑟 (se, unison)"
+        self.se.partName = SE_PART_NAME
         self.se.partAbbreviation = "瑟"
         zither = instrument.Instrument()
         zither.instrumentName = "瑟"
-        zither.partName = "瑟 (se, unison)"
+        zither.partName = SE_PART_NAME
         zither.midiProgram = get_instrument("瑟").gm_program
         self.se.insert(0, zither)
+        self.se.insert(0, clef.Treble8vbClef())
 
     def _measures(self, length: int) -> tuple[Any, Any]:
         from music21 import meter, stream
@@ -199,9 +225,11 @@ class _Builder:
                 if heading:
                     self._text(voice_bar, 0, heading)
                 if stanza.note:
-                    self._text(voice_bar, 0, f"[校] {stanza.note}", below=True)
-                    self.editorial.append(f"{editorial_prefix}{stanza_label(stanza.number)}: "
-                                          f"{stanza.note}")
+                    note_text = editorial_text(stanza.note)
+                    self._text(voice_bar, 0, f"[校] {note_text}", below=True)
+                    line = f"{editorial_prefix}{stanza_label(stanza.number)}: {note_text}"
+                    if line not in self.editorial:  # a piece sung twice has its notes once
+                        self.editorial.append(line)
             for index in range(start, stop):
                 semitones = stanza.semitones[index]
                 midi, cents = self.tuning.midi(semitones)
@@ -211,7 +239,7 @@ class _Builder:
                 sung.addLyric(lu_abbreviation(semitones))
                 sung.addLyric(stanza.su[index] if index < len(stanza.su) else "")
                 voice_bar.insert(offset, sung)
-                se_bar.insert(offset, note.Note(midi=midi, quarterLength=1))
+                se_bar.insert(offset, note.Note(midi=midi + SE_OCTAVE, quarterLength=1))
                 if abs(cents) >= CENTS_SHOWN_FROM:
                     self._text(voice_bar, offset, f"{cents:+.0f}")
                 if index in marked:
@@ -240,8 +268,7 @@ class _Builder:
         score = stream.Score(id="yuezheng")
         info = metadata.Metadata()
         info.title = title
-        info.movementName = title
-        info.composer = "詩譜 (開元十二詩譜, 趙彥肅傳; 熊朋來《瑟譜》)"
+        info.composer = EDITION
         info.lyricist = "詩經"
         score.metadata = info
         lines = [(CONTINUED if i else "") + part
@@ -263,7 +290,7 @@ def _wrap(line: str, width: int = 120) -> list[str]:
     out: list[str] = []
     current, columns = "", 0
     for word in re.split(r"(?<= )", line):
-        size = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in word)
+        size = display_width(word)
         if current and columns + size > width:
             out.append(current.rstrip())
             current, columns = "", 0
@@ -275,17 +302,18 @@ def _wrap(line: str, width: int = 120) -> list[str]:
 
 
 def _credits(tuning: Tuning, modes: Sequence[str], editorial: Sequence[str]) -> list[str]:
-    source = _notation()["source"]
     lines = [
-        "Source: 熊朋來《瑟譜》「詩舊譜」 (趙彥肅所傳開元十二詩譜), "
-        f"{source.get('repo', '')}/{source.get('path', '')}. One 律 per syllable.",
+        f"Edition: {EDITION_LONG}. One 律 per syllable.",
         "The 詩譜 notates no rhythm: the equal quarter notes and the bars of four syllables are "
         "editorial, for reading only (the time signatures are hidden).",
         f"Tuning: {tuning.describe()}. Notes are written at the nearest equal-tempered pitch; a "
-        "number above a note is its deviation in cents (shown when at least 1 cent). MusicXML "
-        "keeps only quarter tones, so the cents are text, not alterations.",
+        "signed number is the note's deviation in cents (shown when at least 1 cent; above the "
+        "note in MusicXML, lyric line 4 in the PDF). MusicXML keeps only quarter tones, so the "
+        "cents are text, not alterations.",
         "Lyric lines: 1 syllable, 2 律 (清 = upper octave), 3 工尺 (俗字) as in the source.",
-        "瑟: doubles the voice in unison (the 《瑟譜》 gives the 瑟 the same 律; 「以瑟有清」).",
+        "瑟: doubles the voice an octave below, as the MIDI file and the rendered audio play it "
+        "(treble-8 clef: the notes sound an octave below the staff's treble reading); the "
+        "《瑟譜》 gives the 瑟 the same 律 as the voice.",
     ]
     lines.extend(f"Mode — {mode_description(mode)}" for mode in modes)
     lines.extend(f"[校] {line}" for line in editorial)

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cues.errors import UserError
-from instruments.score import CONTINUED
+from instruments.atomicfile import atomic_path
+from instruments.score import CENTS_TEXT, CONTINUED
 
 if TYPE_CHECKING:
     from music21 import stream
@@ -22,6 +23,10 @@ if TYPE_CHECKING:
 SCORE_SUFFIXES = (".musicxml", ".xml", ".mxl", ".pdf")
 LILYPOND_TIMEOUT_S = 300
 LILYPOND_TEXT_MAX = 24  # longer staff texts stretch LilyPond's bars: they move to the end notes
+CENTS_LYRIC_LINE = 4  # in the PDF the cents are a lyric line under the 工尺: aligned, no collisions
+# after musicxml2ly's own blocks: room for the part names, no LilyPond advertisement
+LILYPOND_PAGE = ("\\paper { indent = 22\\mm  short-indent = 8\\mm }\n"
+                 "\\header { tagline = ##f  subtitle = ##f }\n")
 
 
 def _check_output(path: Path) -> str:
@@ -47,7 +52,8 @@ def write_score(score: stream.Score, path: str | Path) -> Path:
     out = Path(path)
     suffix = _check_output(out)
     if suffix in (".musicxml", ".xml"):
-        score.write("musicxml", fp=str(out))
+        with atomic_path(out) as temp:
+            score.write("musicxml", fp=str(temp))
         return out
     if suffix == ".pdf":
         lilypond, musicxml2ly = shutil.which("lilypond"), shutil.which("musicxml2ly")
@@ -60,43 +66,91 @@ def write_score(score: stream.Score, path: str | Path) -> Path:
         work = Path(tmp)
         if suffix == ".mxl":
             written = Path(score.write("mxl", fp=str(work / "score.mxl")))
-            shutil.move(str(written), out)
+            _move_whole(written, out)
             return out
         for_lilypond, notes = _lilypond_copy(score)
         xml = Path(for_lilypond.write("musicxml", fp=str(work / "score.musicxml")))
         ly = work / "score.ly"
         _run([musicxml2ly, "--output", str(ly), str(xml)], work)  # type: ignore[list-item]
-        ly.write_text(ly.read_text(encoding="utf-8") + _ly_notes(notes), encoding="utf-8")
+        ly.write_text(ly.read_text(encoding="utf-8") + LILYPOND_PAGE + _ly_notes(notes),
+                      encoding="utf-8")
         _run([lilypond, "--pdf", "-o", str(work / "score"), str(ly)], work)  # type: ignore[list-item]
-        shutil.move(str(work / "score.pdf"), out)
+        _move_whole(work / "score.pdf", out)
     return out
+
+
+def _move_whole(written: Path, out: Path) -> None:
+    """Put a finished file at ``out`` whole (``instruments.atomicfile``)."""
+    with atomic_path(out) as temp:
+        shutil.move(str(written), temp)
 
 
 
 def _lilypond_copy(score: stream.Score) -> tuple[stream.Score, list[str]]:
     """A copy for musicxml2ly, which maps credits haphazardly to header fields and spaces long
-    staff texts badly: the credit lines become end notes, and each long staff text (an editorial
-    [校] note) is replaced by a numbered reference to its end note."""
+    staff texts badly: the credit lines become end notes, each long staff text (an editorial
+    [校] note) becomes a numbered reference "[校 n]" to the end note of the same number, and the
+    cents above the notes become a lyric line (LilyPond stacks texts above close notes)."""
     import copy
 
     from music21 import expressions, text
 
     dup = copy.deepcopy(score)
-    notes: list[str] = []
     for box in list(dup.getElementsByClass(text.TextBox)):
         dup.remove(box)
+    _cents_to_lyrics(dup)
+    paragraphs = _credit_paragraphs(score)
     long_texts = [t for t in dup.recurse().getElementsByClass(expressions.TextExpression)
                   if len(t.content) > LILYPOND_TEXT_MAX]
-    for number, words in enumerate(long_texts, start=1):
-        notes.append(f"({number}) {words.content}")
-        words.content = f"[校 {number}]" if words.content.startswith("[校]") else f"({number})"
+    extra: list[str] = []
+    numbers: dict[str, int] = {}  # a note's text → its number (a piece sung twice: one note)
+    for words in long_texts:
+        body = words.content.removeprefix("[校]").strip()
+        new = body not in numbers
+        number = numbers.setdefault(body, len(numbers) + 1)
+        if not words.content.startswith("[校]"):
+            words.content = f"({number})"
+            extra.extend([f"({number}) {body}"] if new else [])
+            continue
+        words.content = f"[校 {number}]"
+        if not new:
+            continue
+        for i, line in enumerate(paragraphs):
+            if line.startswith("[校] ") and line.endswith(body):
+                paragraphs[i] = f"[校 {number}]{line.removeprefix('[校]')}"
+                break
+        else:
+            extra.append(f"[校 {number}] {body}")
+    return dup, [*paragraphs, *extra]
+
+
+def _credit_paragraphs(score: stream.Score) -> list[str]:
+    """The score's credit boxes joined back into paragraphs (a wrapped line continues one)."""
+    from music21 import text
+
     paragraphs: list[str] = []
     for box in score.getElementsByClass(text.TextBox):
         if box.content.startswith(CONTINUED) and paragraphs:
             paragraphs[-1] += " " + box.content.strip()
         else:
             paragraphs.append(box.content)
-    return dup, [*paragraphs, *notes]
+    return paragraphs
+
+
+def _cents_to_lyrics(score: stream.Score) -> None:
+    """Move each cents text of the voice to lyric line ``CENTS_LYRIC_LINE`` of its note."""
+    from music21 import expressions
+
+    for measure in score.parts[0].getElementsByClass("Measure"):
+        for words in list(measure.getElementsByClass(expressions.TextExpression)):
+            if not CENTS_TEXT.match(words.content):
+                continue
+            for sung in measure.notes:
+                if sung.offset == words.offset:
+                    while len(sung.lyrics) < CENTS_LYRIC_LINE - 1:
+                        sung.addLyric("")
+                    sung.addLyric(words.content, lyricNumber=CENTS_LYRIC_LINE)
+            measure.remove(words)
 
 
 def _ly_notes(lines: Sequence[str]) -> str:

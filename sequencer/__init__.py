@@ -1,1 +1,3 @@
-"""When it is played: exact time, the compiler from a rite to a timeline, the 射節, the player."""
+"""When it is played: exact time, the compiler from a rite to a timeline, the SMF writer, render,
+the checks, the judge, pictures, the live show. Imports ``cues`` and ``instruments``
+(docs/architecture.md)."""

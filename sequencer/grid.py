@@ -71,6 +71,11 @@ class BlockReport:
     violations: tuple[Violation, ...]
     ok: bool
     notes: tuple[str, ...] = field(default=())
+    # where a compiled timeline says what is due (``check --rite``): the grid and the offset of
+    # the recording from the timeline (positive: the recording is late)
+    expected_count: int | None = None
+    expected_interval_s: float | None = None
+    offset_s: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -82,7 +87,14 @@ class BlockReport:
             "ok": self.ok,
             "violations": [v.to_json() for v in self.violations],
             "notes": list(self.notes),
+            "expected_count": self.expected_count,
+            "expected_interval_s": _rounded(self.expected_interval_s, 9),
+            "offset_s": _rounded(self.offset_s, 6),
         }
+
+
+def _rounded(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
 
 
 def check_grid(

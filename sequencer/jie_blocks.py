@@ -4,6 +4,9 @@ Each run of 節 is a block — a new block starts where ``k`` goes back to 1 —
 grid with index ``k - 1``, so a missing 節 does not shift the others; it is reported, and its
 block fails; so does a block with a 節 that a show log marks with a delivery fault (the output
 lost, messages late: ``sequencer.log_faults``).
+
+A compiled timeline gives the same blocks for a recording (:func:`stroke_grids`): each 射節
+cue's span, and the equal grid its drum strokes are due on.
 """
 
 from __future__ import annotations
@@ -11,8 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from cues.errors import UserError
+from sequencer.events import Timeline
 from sequencer.grid import MIN_ONSETS, BlockReport, check_grid
+from sequencer.timebase import seconds
 
 
 @dataclass(frozen=True)
@@ -80,3 +87,106 @@ def check_jie_blocks(jie: Sequence[JieOnset], tolerance_ms: float) -> tuple[Bloc
                 f"not delivered on time — {fault}" for fault in faults))
         reports.append(report)
     return tuple(reports)
+
+
+@dataclass(frozen=True)
+class StrokeGrid:
+    """Where a compiled timeline expects the strokes of one 射節 cue: its equal grid.
+
+    Stroke ``i`` (0 ≤ i < ``count``) is due at ``start_s + i · step_s``; the drum pattern's
+    strokes are spaced evenly across each 節 (:mod:`sequencer.shooting`), so ``step_s`` is one 節
+    divided by the strokes of a 節.
+    """
+
+    cue: str
+    start_s: float
+    end_s: float
+    step_s: float
+    count: int
+    jie_s: float
+
+    def expected(self) -> list[float]:
+        return [self.start_s + i * self.step_s for i in range(self.count)]
+
+
+def stroke_grids(timeline: Timeline) -> list[StrokeGrid]:
+    """The stroke grid of every 射節 cue of ``timeline``, in time order."""
+    grids = []
+    for span in timeline.spans:
+        if span.kind != "射節" or not span.jie_ticks:
+            continue
+        first_jie = {n.tick for n in timeline.notes
+                     if n.cue == span.cue and span.start <= n.tick < span.start + span.jie_ticks}
+        per_jie = max(1, len(first_jie))
+        jie = span.jie_ticks
+        grids.append(StrokeGrid(
+            cue=span.cue, start_s=float(seconds(span.start)), end_s=float(seconds(span.end)),
+            step_s=float(seconds(jie) / per_jie), jie_s=float(seconds(jie)),
+            count=(span.end - span.start) // jie * per_jie,
+        ))
+    return grids
+
+
+MAX_OFFSET_S = 5.0  # how far a recording's 射節 may be from where the timeline has it
+_OFFSET_BIN_S = 0.02  # the offset is first found to this precision, by the most agreeing pairs
+
+
+def recording_offset(onsets: Sequence[float], grid: StrokeGrid) -> tuple[float, int]:
+    """The offset of the recording from the timeline (seconds), and how many strokes agree.
+
+    Every pair (onset, due stroke) within ``MAX_OFFSET_S`` votes for its difference; the
+    20 ms bin with the most votes wins (the nearest to 0 among equals: the grid repeats), and
+    the offset is the median difference of the pairs in and beside it.
+    """
+    t = np.asarray(onsets, dtype=np.float64)
+    due = np.asarray(grid.expected())
+    if t.size == 0 or due.size == 0:
+        return 0.0, 0
+    diff = (t[:, None] - due[None, :]).ravel()
+    diff = diff[np.abs(diff) <= MAX_OFFSET_S]
+    if diff.size == 0:
+        return 0.0, 0
+    bins, votes = np.unique(np.round(diff / _OFFSET_BIN_S).astype(int), return_counts=True)
+    best = votes.max()
+    chosen = bins[votes == best][np.argmin(np.abs(bins[votes == best]))]
+    near = diff[np.abs(np.round(diff / _OFFSET_BIN_S) - chosen) <= 1]
+    return float(np.median(near)), int(best)
+
+
+def check_stroke_grid(onsets: Sequence[float], grid: StrokeGrid,
+                      tolerance_ms: float) -> BlockReport:
+    """The onsets of a recording near one 射節 tested against its stroke grid.
+
+    Each onset is placed on the nearest grid position (after the recording's offset); of
+    several on one position the nearest counts and the others are ignored (another voice, a
+    song); a position without an onset is a missing stroke and fails the block.  The grid is
+    then fitted freely (:func:`sequencer.grid.check_grid`): 「間若一」 asks for equal intervals,
+    not for the timeline's tempo.
+    """
+    label = f"{grid.cue} 射節 ({grid.count} strokes every {grid.step_s:g} s)"
+    offset, agreeing = recording_offset(onsets, grid)
+    if agreeing < MIN_ONSETS:
+        raise UserError(
+            f"{label}: no strokes found within {MAX_OFFSET_S:g} s of where the timeline has "
+            f"them ({grid.start_s:.3f}–{grid.end_s:.3f} s); was the recording made from the "
+            f"same range (--from/--until) and settings?")
+    nearest: dict[int, float] = {}
+    for t in onsets:
+        i = round((t - offset - grid.start_s) / grid.step_s)
+        due = grid.start_s + offset + i * grid.step_s
+        if 0 <= i < grid.count and (i not in nearest or abs(t - due) < abs(nearest[i] - due)):
+            nearest[i] = t
+    found = sorted(nearest)
+    report = check_grid([nearest[i] for i in found], tolerance_ms, label, found)
+    missing = [i + 1 for i in range(grid.count) if i not in nearest]
+    extra = sum(1 for t in onsets if grid.start_s + offset - grid.step_s / 2 <= t
+                < grid.end_s + offset - grid.step_s / 2) - len(found)
+    notes = list(report.notes)
+    if missing:
+        shown = ", ".join(str(i) for i in missing[:20]) + (" …" if len(missing) > 20 else "")
+        notes.append(f"{len(missing)} of {grid.count} strokes not found (stroke {shown})")
+    if extra > 0:
+        notes.append(f"{extra} other onset{'s' if extra != 1 else ''} between the strokes "
+                     f"ignored")
+    return replace(report, ok=report.ok and not missing, notes=tuple(notes),
+                   expected_count=grid.count, expected_interval_s=grid.step_s, offset_s=offset)

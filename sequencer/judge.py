@@ -348,6 +348,7 @@ def judge_cycles(
     listening_end_s: float,
     tolerance_s: float,
     exempt_by_cycle: Sequence[frozenset[str]] = (),
+    pair_names: Sequence[str] = (),
 ) -> Tally:
     """Judge a whole 射節 cue: one cycle of 節 per 耦, back to back, each ``cycle_s`` long.
 
@@ -355,7 +356,8 @@ def judge_cycles(
     ``release_s``); a release at time t belongs to cycle ``t // cycle_s`` and is judged at
     ``t - cycle·cycle_s`` with that cycle's exempt sides (the 耦 with the lord: 「不以樂志」).
     Decisions keep the releases' own times. Releases after the last cycle are judged as cycle
-    ``len(exempt_by_cycle) - 1`` would be, continuing the grid.
+    ``len(exempt_by_cycle) - 1`` would be, continuing the grid.  Each decision names its 耦 by
+    ``pair_names`` (the sheet's: 上耦, 次耦, …), else by number ("耦 7").
     """
     if not (math.isfinite(cycle_s) and cycle_s > 0):
         raise UserError(f"the cycle length must be a positive number of seconds, got {cycle_s!r}")
@@ -369,8 +371,8 @@ def judge_cycles(
         decision = part.decisions[0]
         right += part.right
         left += part.left
-        decisions.append(Decision(release, decision.counted,
-                                  f"耦 {cycle + 1}: {decision.reason}"))
+        pair = pair_names[cycle] if cycle < len(pair_names) else f"耦 {cycle + 1}"
+        decisions.append(Decision(release, decision.counted, f"{pair}: {decision.reason}"))
     return Tally(right=right, left=left, decisions=tuple(decisions))
 
 
@@ -385,6 +387,7 @@ class ShootingSetup:
     listen: int
     windows_s: tuple[float, ...]
     exempt_by_cycle: tuple[frozenset[str], ...]
+    pair_names: tuple[str, ...] = ()  # the sheet's 耦 (上耦, 次耦, …), cycle by cycle
 
     @property
     def cycle_s(self) -> float:
@@ -397,11 +400,12 @@ class ShootingSetup:
     def judge(self, releases: Iterable[Release], tolerance_s: float) -> Tally:
         """「不鼓不釋」 over the whole cue (``judge_cycles``)."""
         return judge_cycles(releases, self.windows_s, self.cycle_s, self.listening_end_s,
-                            tolerance_s, self.exempt_by_cycle)
+                            tolerance_s, self.exempt_by_cycle, self.pair_names)
 
 
 def shooting_setup(cue: Cue, span: CueSpan) -> ShootingSetup:
     """The judge's set-up of a 射節 cue from its compiled span."""
-    exempt = tuple(frozenset(o.exempt) for o in cue.shooting.ou) if cue.shooting else ()
+    ou = cue.shooting.ou if cue.shooting else ()
     return ShootingSetup(float(seconds(span.jie_ticks or 0)), span.jie, span.listen,
-                         tuple(float(seconds(t)) for t in span.release_ticks), exempt)
+                         tuple(float(seconds(t)) for t in span.release_ticks),
+                         tuple(frozenset(o.exempt) for o in ou), tuple(o.name for o in ou))

@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 from cues import repertoire
+from cues.melody_octaves import MELODY_OCTAVES
 from cues.model import BY_BELLS, BY_GUAN, BY_SHENG, BY_SINGERS, Cue, PieceRef
 from sequencer.ensemble import Ensemble
 from sequencer.realization import load_realization
@@ -35,8 +36,7 @@ BELLS = frozenset({"編鐘", "鑮"})
 SMALL_DRUMS = ("朔鼙", "應鼙", "鼙")
 LARGE_DRUMS = ("建鼓", "鼓")
 DRONE_PLUCK_TICKS = TICKS_PER_SECOND * 2  # the 瑟's drone is plucked every 2 s
-# who plays a melody, at what octave of it: the 工 sing, the 瑟 an octave below, the winds
-_MELODY_VOICES = (("歌", 0), ("瑟", -12), ("笙", 0), ("和", 12), ("管", 0))
+_MELODY_VOICES = MELODY_OCTAVES  # who plays a melody, at what octave of it
 _HELD = _MELODY_VOICES[2:]  # the winds hold a lost piece's drone
 SINGERS = frozenset({"歌", "瑟"})  # the voices of a song without the winds
 _REALIZATION_VOICE = {BY_SINGERS: "歌", BY_SHENG: "笙", BY_GUAN: "管", BY_BELLS: "編鐘"}

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cues.errors import UserError
+from instruments.atomicfile import atomic_path
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -120,7 +121,8 @@ def draw_picture(path: str | Path, fonts: Sequence[str] | None,
         fig = Figure(dpi=DPI)
         FigureCanvasAgg(fig)
         draw(fig)
-        fig.savefig(path, format=fmt, dpi=DPI, facecolor="white")
+        with atomic_path(path) as temp:
+            fig.savefig(temp, format=fmt, dpi=DPI, facecolor="white")
     return [warning] if warning else []
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cues.errors import UserError
+from instruments.atomicfile import atomic_path
 from instruments.audio_files import AudioReport, write_audio
 from instruments.mixer import DEFAULT_SAMPLE_RATE, Progress, RenderNote
 from sequencer.events import Timeline
@@ -112,9 +113,10 @@ def render_fluidsynth(
         import soundfile as sf
 
         info = sf.info(str(raw))
-        if out.suffix.lower() == ".wav":
-            shutil.move(str(raw), out)
-        else:
-            data, rate = sf.read(str(raw), dtype="int32")
-            sf.write(str(out), data, rate, subtype="PCM_24", format="FLAC")
+        with atomic_path(out) as temp:
+            if out.suffix.lower() == ".wav":
+                shutil.move(str(raw), temp)
+            else:
+                data, rate = sf.read(str(raw), dtype="int32")
+                sf.write(str(temp), data, rate, subtype="PCM_24", format="FLAC")
     return FluidReport(str(out), info.frames / info.samplerate, compute, str(sf2))

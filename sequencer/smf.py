@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from cues.catalog import GM_PERCUSSION_CHANNEL, get_instrument
+from instruments.atomicfile import write_bytes_atomically
 from instruments.midi import (
     CC_DATA_ENTRY,
     CC_RPN_LSB,
@@ -161,5 +162,5 @@ def build_midi_bytes(timeline: Timeline, title: str = "") -> bytes:
 def write_midi(timeline: Timeline, path: str | Path, title: str = "") -> int:
     """Write the timeline as an SMF; returns the number of bytes written."""
     data = build_midi_bytes(timeline, title)
-    Path(path).write_bytes(data)
+    write_bytes_atomically(path, data)
     return len(data)

@@ -8,6 +8,10 @@ by :mod:`sequencer.tempo_inputs`.
   checked as one grid.
 - **Audio** (:func:`check_audio`): the detected onsets, as one grid.
 - **Live show log** (:func:`check_log`): its 節 records, block by block as for MIDI markers.
+- **Against a rite's timeline** (:func:`check_timeline`, ``check FILE --rite RITE``): a
+  recording or MIDI file checked only where 「間若一」 applies — each 射節 cue's span of the
+  compiled timeline is a block, its strokes due on a known grid; onsets elsewhere are ignored and
+  the offset of the file from the timeline is reported.
 
 Each kind has its own default tolerance (``DEFAULT_TOLERANCE_MS``). Bad input — an unreadable or
 unknown file, a malformed 節 marker or log record, a block with fewer than three onsets — raises
@@ -21,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from cues.errors import UserError
+from sequencer.events import Timeline
 from sequencer.grid import (
     MERGE_WINDOW_S,
     MIN_ONSETS,
@@ -31,8 +36,14 @@ from sequencer.grid import (
     too_few_onsets,
     valid_tolerance,
 )
-from sequencer.jie_blocks import check_jie_blocks
-from sequencer.tempo_inputs import read_audio_onsets, read_log_jie, read_midi_timing
+from sequencer.jie_blocks import MAX_OFFSET_S, check_jie_blocks, check_stroke_grid, stroke_grids
+from sequencer.onsets import GRID_THRESHOLD_DB
+from sequencer.tempo_inputs import (
+    read_audio_onsets,
+    read_audio_strength,
+    read_log_jie,
+    read_midi_timing,
+)
 
 __all__ = [
     "AUDIO_EXTENSIONS",
@@ -49,6 +60,7 @@ __all__ = [
     "check_grid",
     "check_log",
     "check_midi",
+    "check_timeline",
     "file_kind",
     "merge_onsets",
 ]
@@ -63,7 +75,8 @@ LOG_EXTENSIONS = frozenset({".jsonl", ".ndjson"})
 class CheckReport:
     """The verdict on one file: ``ok`` when every block holds.
 
-    ``kind`` is ``"midi-markers"``, ``"midi-notes"``, ``"audio"`` or ``"log"``.
+    ``kind`` is ``"midi-markers"``, ``"midi-notes"``, ``"audio"`` or ``"log"``, or
+    ``"audio-timeline"`` / ``"midi-timeline"`` when checked against a rite's timeline.
     """
 
     source: str
@@ -126,7 +139,7 @@ def check_audio(path: str | Path,
     onsets, sample_rate = read_audio_onsets(path)
     if len(onsets) < MIN_ONSETS:
         raise UserError(f"{path}: found {too_few_onsets(len(onsets))}")
-    note = f"onsets detected at {sample_rate} Hz (energy rise, refined at sample level)"
+    note = f"onsets detected at {sample_rate} Hz (band rises over decay, refined at sample level)"
     block = check_grid(onsets, tolerance_ms, "audio onsets")
     return CheckReport(str(path), "audio", (block,), block.ok, tolerance_ms, (note,))
 
@@ -172,3 +185,37 @@ def check_file(
     if kind == "audio":
         return check_audio(path, tol)
     return check_log(path, tol)
+
+
+def check_timeline(path: str | Path, timeline: Timeline,
+                   tolerance_ms: float | None = None) -> CheckReport:
+    """Check an audio or MIDI file against the 射節 blocks of a compiled ``timeline``."""
+    path = Path(path)
+    kind = file_kind(path)
+    if kind == "log":
+        raise UserError(f"{path}: --rite checks audio or MIDI files; a show log has its 節 "
+                        f"records (check it without --rite)")
+    tol = DEFAULT_TOLERANCE_MS[kind] if tolerance_ms is None else tolerance_ms
+    if not valid_tolerance(tol):
+        raise UserError(f"--tolerance-ms must be a positive number, got {tol!r}")
+    grids = stroke_grids(timeline)
+    if not grids:
+        raise UserError(f"{timeline.rite}: the selected cues have no 射節, where 「間若一」 "
+                        f"applies: nothing to check")
+    if kind == "midi":
+        onsets = merge_onsets(t for t, _ in read_midi_timing(path).note_ons)
+        blocks = tuple(check_stroke_grid(onsets, g, tol) for g in grids)
+        note = f"MIDI note onsets merged within {MERGE_WINDOW_S * 1000:g} ms"
+    else:
+        strength = read_audio_strength(path)
+        blocks = tuple(
+            check_stroke_grid(strength.onsets(g.start_s - MAX_OFFSET_S - g.step_s / 2,
+                                              g.end_s + MAX_OFFSET_S, min_gap_s=g.step_s / 2,
+                                              threshold_db=GRID_THRESHOLD_DB),
+                              g, tol)
+            for g in grids)
+        note = (f"onsets detected at {strength.sample_rate} Hz (band rises over decay, refined "
+                f"at sample level)")
+    notes = (f"射節 blocks of {timeline.rite}'s timeline; onsets outside them ignored", note)
+    return CheckReport(str(path), f"{kind}-timeline", blocks, all(b.ok for b in blocks), tol,
+                       notes)

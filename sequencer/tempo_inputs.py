@@ -4,7 +4,7 @@
   UTF-8), each labelled with the cue marker before it, and the ``note_on`` onsets (velocity > 0)
   with their channels. Times come from the file's integer ticks and tempo map
   (:class:`sequencer.midifile.TempoMap`).
-- **Audio**: the onsets found by :func:`sequencer.onsets.detect_onsets`.
+- **Audio**: the onset strength and onsets of :mod:`sequencer.onsets`, streamed from the file.
 - **Live show log**: a JSON-lines file written by the live player, one JSON object per line.
   Records whose ``"event"`` is ``"jie"`` mark a 節 as it sounded::
 
@@ -27,12 +27,16 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cues.errors import UserError
 from sequencer.events import parse_jie_text
 from sequencer.jie_blocks import JieOnset
 from sequencer.log_faults import LogFaults
 from sequencer.midifile import TempoMap, absolute_events
+
+if TYPE_CHECKING:
+    from sequencer.onsets import OnsetStrength
 
 
 @dataclass(frozen=True)
@@ -86,18 +90,21 @@ def read_midi_timing(path: Path) -> MidiTiming:
     return MidiTiming(tuple(jie), note_ons)
 
 
-def read_audio_onsets(path: Path) -> tuple[list[float], int]:
-    """The onsets (seconds) of an audio file (any format libsndfile reads), and its rate."""
-    import soundfile
-
-    from sequencer.onsets import detect_onsets
+def read_audio_strength(path: Path) -> OnsetStrength:
+    """The onset strength of an audio file (any format libsndfile reads), streamed in blocks."""
+    from sequencer.onsets import onset_strength_of_file
 
     require_file(path)
     try:
-        samples, sample_rate = soundfile.read(str(path), dtype="float64", always_2d=True)
+        return onset_strength_of_file(path)
     except Exception as exc:  # soundfile.LibsndfileError, RuntimeError, TypeError…
         raise UserError(f"{path}: not a readable audio file ({exc})") from exc
-    return detect_onsets(samples, sample_rate), sample_rate
+
+
+def read_audio_onsets(path: Path) -> tuple[list[float], int]:
+    """The onsets (seconds) of an audio file (any format libsndfile reads), and its rate."""
+    strength = read_audio_strength(path)
+    return strength.grid_onsets(), strength.sample_rate
 
 
 def read_log_jie(path: Path) -> list[JieOnset]:

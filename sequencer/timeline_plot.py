@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cues.model import Cue, Rite
+from cues.text import clock
 from sequencer.events import CueSpan, Timeline
 from sequencer.plots import BAYIN_COLORS, BAYIN_ORDER, bayin_of, draw_picture
 from sequencer.timebase import TICKS_PER_SECOND
-from sequencer.views import music_lost
+from sequencer.views import music_lost, rite_length_s
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -280,7 +281,8 @@ def _draw_axis_and_titles(fig: Figure, frame: _Frame, rite: Rite, timeline: Time
                        if k in ("tempo_bpm", "lost_zhong_seconds", "go_gap_s", "drum_pattern",
                                 "tuning") and v != "None")
     counts = f"{_plural(cue_count, 'cue')}, {_plural(len(timeline.notes), 'note')}"
-    fig.suptitle(f"{rite.title} ({rite.id}) — timeline, {total:.1f} min, {counts}",
+    fig.suptitle(f"{rite.title} ({rite.id}) — timeline, {clock(rite_length_s(timeline))}, "
+                 f"{counts}",
                  x=LEFT_IN / WIDTH_IN, ha="left",
                  y=1 - 0.18 / height, va="top", fontsize=12)
     fig.text(LEFT_IN / WIDTH_IN, 1 - 0.48 / height, detail, fontsize=8, color="#555555",

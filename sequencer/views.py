@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
+from fractions import Fraction
+
 from cues import repertoire
 from cues.model import Count, Cue, Rite, Setting
 from sequencer.choices import automatic_choices, sheet_choices
@@ -91,6 +94,27 @@ def compiled_settings(timeline: Timeline | None) -> CompileSettings:
     return make_settings(None, {k: v for k, v in timeline.settings if v != "None"})
 
 
+def rite_length_s(timeline: Timeline) -> float:
+    """The length of a rite: from 0 to the end of its last cue or note, whichever is later.
+
+    The one figure every command reports (show, midi, plot, render), formatted by
+    ``cues.text.clock``; a render's audio may stop a little earlier (its last note's ring-out
+    ends before its cue does) or later (a ring-out past the last cue)."""
+    return float(seconds(timeline.end))
+
+
+def _json_value(value: object) -> object:
+    """A setting as JSON: a whole Fraction as an int, another as a float, None as null."""
+    if isinstance(value, Fraction):
+        return int(value) if value.denominator == 1 else float(value)
+    return value
+
+
+def settings_json(settings: CompileSettings) -> dict[str, object]:
+    """The compile settings of ``show --json`` with their own types (numbers, strings, null)."""
+    return {f.name: _json_value(getattr(settings, f.name)) for f in fields(settings)}
+
+
 def reading_json(reading: Setting) -> dict:
     """A reading of ``show --json``: its value in force and every choice with its passage."""
     choices: list[dict] = []
@@ -122,6 +146,6 @@ def rite_json(rite: Rite, timeline: Timeline | None = None) -> dict:
         "variants": [{"id": v.id, "title": v.title, "chosen": v.id in rite.active_variants}
                      for v in rite.variants],
         "readings": [reading_json(r) for r in rite.readings],
-        "settings": dict(timeline.settings) if timeline is not None else {},
+        "settings": settings_json(settings) if timeline is not None else {},
         "cues": [cue_json(c, timeline, settings) for c in rite.cues],
     }

@@ -25,7 +25,7 @@ def test_timeline_commands_leave_tuning_to_the_sheet(argv: list[str]) -> None:
 
 
 @pytest.mark.parametrize(("argv", "tuning"), [(["score", "鹿鳴", "-o", "x.musicxml"], "sanfen"),
-                                              (["audition", "磬", "-o", "x.wav"], "equal")])
+                                              (["audition", "磬", "-o", "x.wav"], "sanfen")])
 def test_commands_without_a_rite_default_to_the_one_huangzhong(argv, tuning) -> None:
     args = parse(argv)
     assert args.huangzhong_hz == DEFAULT_HUANGZHONG_HZ

@@ -103,13 +103,14 @@ def test_round_trip(songs: dict[str, tuple[Piece, Any]], title: str) -> None:
             assert [ly.text for ly in n.lyrics] == [
                 stanza.lyric[i], lu_abbreviation(stanza.semitones[i]), stanza.su[i]]
             assert n.quarterLength == 1
-    # the 瑟 doubles the voice in unison
+    # the 瑟 doubles the voice an octave below, as the timeline plays it
     assert [n.pitch.midi for n in se.recurse().notes] == [
-        n.pitch.midi for n in voice.recurse().notes]
+        n.pitch.midi - 12 for n in voice.recurse().notes]
     credits = _credits(score)
     assert "no rhythm" in credits
     assert "quarter tones" in credits
-    assert "unison" in credits
+    assert "octave below" in credits
+    assert "OCR" not in credits and "garychowcmu" not in credits and "熊朋來《瑟譜》" in credits
     assert piece.mode in credits
 
 
@@ -288,6 +289,27 @@ def test_pdf_with_lilypond(tmp_path: Path, small_score: Any) -> None:
     pdf = write_score(small_score, tmp_path / "x.pdf")
     assert pdf.read_bytes()[:5] == b"%PDF-"
     assert list(tmp_path.iterdir()) == [pdf]
+    if shutil.which("pdftotext") is None:
+        return
+    import subprocess
+
+    words = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True,
+                           check=True).stdout
+    assert words.count("采蘋 — 無射商") == 1  # the title once (no subtitle copy)
+    assert "OCR" not in words and "garychowcmu" not in words and "LilyPond" not in words
+    assert "熊朋來《瑟譜》" in words
+    assert "瑟 (se)" in words  # the part name whole
+
+
+def test_pdf_copy_numbers_each_note_once() -> None:
+    from instruments.score_files import _lilypond_copy
+
+    rite = _Rite("test", (_Cue("a", "升歌", (_Ref("鹿鳴", "歌"),)),
+                          _Cue("b", "升歌", (_Ref("鹿鳴", "歌"),))))
+    _, notes = _lilypond_copy(rite_score(rite))
+    numbered = [n for n in notes if n.startswith("[校 ")]
+    assert numbered and len(numbered) == len(set(numbered)) == len(
+        [s for s in get_piece("鹿鳴").stanzas if s.note])
 
 
 # ── the command ──────────────────────────────────────────────────────────────────────────────

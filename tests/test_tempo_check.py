@@ -190,6 +190,9 @@ def test_cli_midi_exit_codes_and_table(tmp_path: Path, capsys: pytest.CaptureFix
     assert code == 0
     assert "every block holds" in out and "she-4" in out
     code, out, _ = run(capsys, str(jie_midi(tmp_path / "late.mid", displace_ticks=10)))
+    assert code == 4 and "節 3 at" not in out and "--verbose" in out  # summaries first
+    code, out, _ = run(capsys, str(jie_midi(tmp_path / "late.mid", displace_ticks=10)),
+                       "--verbose")
     assert code == 4
     assert "節 3 at 10.520000 s: +20.000 ms (late)" in out
     assert "FAIL" in out
@@ -312,7 +315,7 @@ def test_audio_even_and_displaced(
     (v,) = report.blocks[0].violations
     assert v.index == 7
     assert v.deviation_ms == pytest.approx(40.0, abs=2.0)
-    code, out, _ = run(capsys, str(late))
+    code, out, _ = run(capsys, str(late), "--verbose")
     assert code == 4 and "onset 8 at" in out
 
 
@@ -350,6 +353,6 @@ def test_log_even_and_displaced(tmp_path: Path, capsys: pytest.CaptureFixture[st
     report = check_log(path)
     assert not report.ok and report.blocks[1].ok
     assert [v.index for v in report.blocks[0].violations] == [3]
-    code, out, _ = run(capsys, str(path))
+    code, out, _ = run(capsys, str(path), "--verbose")
     assert code == 4 and "節 4 at" in out
     assert run(capsys, str(path), "--tolerance-ms", "20")[0] == 0

@@ -35,6 +35,11 @@ ApiName = Literal["jack", "alsa", "default"]
 
 DEFAULT_CLIENT_NAME = "yuezheng"
 DEFAULT_PORT_NAME = "out"
+# what a user does without a JACK server (README: "Play it for real")
+NO_JACK_ADVICE = ("start JACK on your sound card (e.g. `jackd -d alsa -d hw:0 -r 48000 &`, or "
+                  "QjackCtl) and a synth on it (`fluidsynth -a jack -m jack "
+                  "/usr/share/sounds/sf2/FluidR3_GM.sf2`), or play the built-in voices "
+                  "straight to the sound card with --output pyo")
 
 SPEC_KINDS: tuple[SpecKind, ...] = ("jack-virtual", "jack", "alsa", "virtual", "pyo", "memory")
 #: the kinds whose name may be empty (``pyo``, ``memory:``)

@@ -19,7 +19,7 @@ import time
 from collections import deque
 from typing import Any, Self
 
-from instruments.ports.base import PortError
+from instruments.ports.base import NO_JACK_ADVICE, PortError
 
 LATENCY_PERIODS = 3
 NO_START_SERVER = 0x01
@@ -97,8 +97,7 @@ class JackWatch:
         client = lib.jack_client_open(self._name.encode(), NO_START_SERVER,
                                       ctypes.byref(status))
         if not client:
-            raise PortError("the JACK server is not running (start it with .ci/jack.sh, or "
-                            "`jackd -d dummy -r 48000 -p 256 &` then `jack_wait -w`)")
+            raise PortError(f"the JACK server is not running: {NO_JACK_ADVICE}")
         self._client = client
         return self
 

@@ -13,7 +13,13 @@ import os
 import time
 from typing import Any
 
-from instruments.ports.base import DEFAULT_CLIENT_NAME, LinkedOutput, PortError, choose_port
+from instruments.ports.base import (
+    DEFAULT_CLIENT_NAME,
+    NO_JACK_ADVICE,
+    LinkedOutput,
+    PortError,
+    choose_port,
+)
 
 API_NAMES: tuple[str, ...] = ("jack", "alsa", "default")
 
@@ -31,7 +37,7 @@ def rtmidi_api(api: str) -> int:
         raise PortError(
             f"this python-rtmidi was built without {api.upper()} support; for JACK install it "
             "with `pip install --force-reinstall --no-binary python-rtmidi python-rtmidi` "
-            "(needs libjack-jackd2-dev), see .ci/jack.sh"
+            "(needs the Debian package libjack-jackd2-dev)"
         )
     return number
 
@@ -46,8 +52,8 @@ def _midi_out(api: str, client_name: str) -> Any:
         return rtmidi.MidiOut(number, client_name)
     except (rtmidi.SystemError, RuntimeError) as exc:  # type: ignore[attr-defined]
         if api == "jack":
-            raise PortError("cannot open a JACK MIDI client: the JACK server is not running "
-                            "(start it with .ci/jack.sh)") from exc
+            raise PortError("cannot open a JACK MIDI client: the JACK server is not running: "
+                            f"{NO_JACK_ADVICE}") from exc
         if api == "alsa":
             raise PortError("cannot open the ALSA sequencer (no /dev/snd/seq on this machine?); "
                             "use a jack: output") from exc
