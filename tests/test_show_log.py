@@ -109,7 +109,8 @@ def _jackd() -> tuple[subprocess.Popen, str]:
                               stderr=subprocess.DEVNULL, start_new_session=True)
     if subprocess.run(["jack_wait", "-w", "-t", "10"], env=env, capture_output=True,
                       timeout=20).returncode != 0:
-        server.kill()
+        server.terminate()
+        server.wait(10)
         pytest.skip("could not start a JACK dummy server of our own")
     return server, name
 
@@ -135,18 +136,22 @@ def test_killing_the_jack_server_mid_show_fails_live_and_check(tmp_path: Path) -
         while time.perf_counter() < deadline and '"k": 3' not in (
                 log.read_text(encoding="utf-8") if log.exists() else ""):
             time.sleep(0.05)
-        os.killpg(server.pid, signal.SIGKILL)  # our own server, mid-show
+        # our own server, mid-show (SIGTERM: a SIGKILLed jackd keeps its slot in JACK's
+        # registry of servers, which holds 8, and later servers cannot start)
+        os.killpg(server.pid, signal.SIGTERM)
         server.wait(10)
         out, err = live.communicate(timeout=60)
     finally:
         for proc in (dump, server):
             if proc.poll() is None:
-                proc.kill()
+                proc.terminate()
+                proc.wait(10)
     assert live.returncode == 1, out + err
     assert "OUTPUT LOST at" in out and "not delivered whole" in err
     records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     assert "output-lost" in [r["event"] for r in records]
-    check = subprocess.run([sys.executable, str(ROOT / "cli.py"), "check", str(log)], cwd=ROOT,
+    check = subprocess.run([sys.executable, str(ROOT / "cli.py"), "check", "--verbose", str(log)],
+                           cwd=ROOT,
                            capture_output=True, text=True, timeout=60)
     assert check.returncode == 4, check.stdout + check.stderr
     assert "the output was lost" in check.stdout
