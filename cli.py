@@ -19,12 +19,16 @@ import sys
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from cues.errors import UserError
 from cues.text import clock as _clock
 from cues.text import display_width, pad
 
 KIND_WIDTH = 6  # a cue's kind in the show table: up to three characters (無算樂)
+
+if TYPE_CHECKING:
+    from sequencer.live.delivery import ShowDelivery
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -844,8 +848,11 @@ def _register_live(sub: argparse._SubParsersAction) -> None:
         "(樂闋: ends a looping cue at its next rest point; twice: at once), h hold, r resume, "
         "n/b skip/back, p panic (twice: CC 123/120 on every channel), +/- nudge a 射節 from its "
         "next 耦 cycle, 1/2/3/4 the judge marks a release (右 hit, 右 miss, 左 hit, 左 miss: "
-        "「不鼓不釋」, tallied live), q quit. --auto runs every cue without an operator and "
-        "exits 0 at the end.",
+        "「不鼓不釋」, tallied live), q quit (twice while music sounds). A GO within --go-guard "
+        "of the last is ignored; a GO while a follow cue waits starts nothing; a GO while music "
+        "sounds asks for a second GO, which cuts it (--go-cuts: at once). --auto runs every cue "
+        "without an operator. At the end a summary says what was not delivered: the output "
+        "lost, messages late; the exit code is then 1.",
     )
     _add_piece_target(p)
     p.add_argument("--output", required=True, metavar="SPEC",
@@ -873,6 +880,10 @@ def _register_live(sub: argparse._SubParsersAction) -> None:
                    help="send MIDI clock (24 ppqn at the rite's tempo, start/stop/continue)")
     p.add_argument("--log", metavar="FILE.jsonl", help="append the show log (JSON lines) here")
     p.add_argument("--resume", metavar="LOG", help="start again at the last cue LOG started")
+    p.add_argument("--go-guard", dest="go_guard_s", type=float, default=1.0, metavar="S",
+                   help="the least time between two GOs; a GO sooner is ignored (default 1)")
+    p.add_argument("--go-cuts", action="store_true",
+                   help="a GO while music sounds cuts it at once (default: GO again to confirm)")
     _add_settings(p)
     p.set_defaults(func=cmd_live)
 
@@ -918,8 +929,10 @@ def cmd_live(args: argparse.Namespace) -> int:
         raise _Terminated(signum)
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    if args.go_guard_s < 0:
+        raise UserError(f"--go-guard {args.go_guard_s:g}: must be 0 or more seconds")
     player = Player(rite, settings, args.output, auto=args.auto, log_path=args.log,
-                    clock_out=args.clock_out)
+                    clock_out=args.clock_out, go_guard_s=args.go_guard_s, go_cuts=args.go_cuts)
     try:
         with player:
             if args.control:
@@ -942,7 +955,31 @@ def cmd_live(args: argparse.Namespace) -> int:
     if args.auto:
         _out(f"played {rite.title}: {len(rite.cues)} cues" +
              (f"; log {args.log}" if args.log else ""))
+    delivery = player.delivery
+    for line in _delivery_lines(delivery):
+        _out(line)
+    if not delivery.faultless:
+        _err("yuezheng: the show was not delivered whole (see above; exit 1)")
+        return EXIT_FAILURE
     return EXIT_OK
+
+
+def _delivery_lines(delivery: ShowDelivery) -> list[str]:
+    """The end-of-show summary of what was not delivered."""
+    def at(t: float) -> str:
+        seconds = t - delivery.t0
+        return f"{int(seconds // 60)}:{seconds % 60:04.1f}"
+
+    lines = []
+    for lost, regained in delivery.losses:
+        lines.append(f"OUTPUT LOST at {at(lost)}: " + (
+            "never regained — nothing sent after it was heard" if regained is None
+            else f"regained at {at(regained)}"))
+    if delivery.late:
+        per_cue = ", ".join(f"{e.key} {e.late + e.missed + e.lost}" for e in delivery.late)
+        lines.append(f"NOT ON TIME: {delivery.not_on_time} messages ({per_cue}); worst "
+                     f"{delivery.worst_s * 1000:.1f} ms late")
+    return lines or ["delivered: every message on time"]
 
 
 # ── commands end ────────────────────────────────────────────────────────────────────────────

@@ -169,6 +169,7 @@ def test_osc_go_and_panic(jack) -> None:
         assert b"\xb0\x7b\x00" not in rx.data()  # stage 1: note-offs only
         assert _osc(sock, port, "/panic")["panic"] == 2
         assert rx.wait_for(lambda got: b"\xbf\x78\x00" in got, 2.0)
+        time.sleep(1.0)  # the GO guard: 1 s between GOs
         state = _osc(sock, port, "/cue/gai/start")
         assert state["running"] == ["gai"] and state["standby"] is None
         _osc(sock, port, "/quit")
@@ -242,6 +243,8 @@ def test_console_over_tmux(jack, tmp_path: Path) -> None:
         assert "1 右 hit" in screen()  # the judge's keys are on screen
         subprocess.run(["tmux", "send-keys", "-t", session, "1"], check=True)
         assert wait_screen("射 tally she-jie"), screen()
+        subprocess.run(["tmux", "send-keys", "-t", session, "q"], check=True)
+        assert wait_screen("q again to quit"), screen()  # music sounds: confirm
         subprocess.run(["tmux", "send-keys", "-t", session, "q"], check=True)
         deadline = time.perf_counter() + 10
         while time.perf_counter() < deadline and session in subprocess.run(

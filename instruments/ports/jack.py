@@ -23,6 +23,8 @@ at every turn; exactness comes from the frame placement, not from the wake-up).
 A ``jack:`` output holds a ``JackMidiClient`` (``instruments.ports.jacklib``), which is also
 its watch on the connection: losing the destination (disconnected, or its client gone) is
 noticed by ``maintain()``, and when it comes back the port reconnects and ends the cut notes.
+A server that dies or stalls counts as a loss too: libjack's cached graph still shows the
+connection then, but JACK no longer runs the client's cycles.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ class JackOutput(LinkedOutput):
     callback_needs_gil = True
 
     _client: JackMidiClient | None = None  # the JACK client (also the watch), while open
+    _cycles_seen = -1  # the client's cycle count at the last check of the link
+    _stalled = False  # ... and it had not moved since the check before
 
     def _open(self) -> None:
         try:
@@ -100,11 +104,17 @@ class JackOutput(LinkedOutput):
 
     def _linked(self) -> bool:
         assert self._client is not None and self.destination is not None
+        seen, self._cycles_seen = self._cycles_seen, self._client.cycles
+        self._stalled = self._cycles_seen == seen  # no cycle since the last check
+        if self._stalled:
+            return False  # the server died or stalls
         return self.destination in self._client.connections(str(self.own_name))
 
     def _relink(self) -> bool:
         """Connect again (the destination may be back under the same or a new name)."""
         assert self._client is not None
+        if self._stalled:
+            return False  # JACK runs no cycles: nothing to connect to
         inputs = self._client.midi_ports(inputs=True)
         target = self.destination if self.destination in inputs else None
         if target is None:

@@ -77,7 +77,7 @@ def start_midi_in(player: Player, spec: str, mapping: Mapping[Trigger, PlayerCom
     def callback(event: tuple[list[int], float], _data: object) -> None:
         command = midi_command(event[0], mapping)
         if command is not None:
-            player.put(command)
+            player.put(command, origin="midi")
 
     midi_in.set_callback(callback)
 

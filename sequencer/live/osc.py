@@ -70,12 +70,12 @@ def dispatcher_for(player: Player) -> Any:
     from pythonosc.dispatcher import Dispatcher
 
     def plain(client: tuple[str, int], address: str, *args: Any) -> None:
-        player.put(PLAIN_ADDRESSES[address], replier(address, client))
+        player.put(PLAIN_ADDRESSES[address], replier(address, client), "osc")
 
     def cue_start(client: tuple[str, int], address: str, *args: Any) -> None:
         parts = address.strip("/").split("/")
         if len(parts) == 3:  # /cue/{id}/start
-            player.put(GoCue(parts[1]), replier(address, client))
+            player.put(GoCue(parts[1]), replier(address, client), "osc")
 
     def release(client: tuple[str, int], address: str, *args: Any) -> None:
         if len(args) != 2:
@@ -84,7 +84,7 @@ def dispatcher_for(player: Player) -> Any:
             hit = bool(int(args[1]))
         except (TypeError, ValueError):
             return
-        player.put(MarkRelease(str(args[0]), hit), replier(address, client))
+        player.put(MarkRelease(str(args[0]), hit), replier(address, client), "osc")
 
     dispatcher = Dispatcher()
     for address in PLAIN_ADDRESSES:

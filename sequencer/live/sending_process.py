@@ -31,6 +31,7 @@ from typing import Any
 from cues.errors import UserError
 from instruments.midi import all_off_messages, check_message, note_offs, pitch_bend
 from instruments.ports import OutputPort, open_output
+from sequencer.live.delivery import DeliveryWatch
 from sequencer.live.playing_cue import PlayingCue, lateness
 from sequencer.live.protocol import (
     CancelCue,
@@ -98,6 +99,7 @@ class SendingProcess:
         self.shift = 0.0
         self.held_at: float | None = None
         self.outbox: list[SenderEvent] = []
+        self.delivery = DeliveryWatch()  # messages not delivered on time, per cue
         # each handler returns True/False to end the loop (normally/abnormally), else None
         self.handlers: dict[type, Callable[[Any], bool | None]] = {
             LoadCue: self._load, StartCue: self._start, EndCueAt: self._end_at,
@@ -205,6 +207,7 @@ class SendingProcess:
             cue.seq, cue.origin, cue.i, cue.end_at = self.seq, cmd.t0 - self.shift, 0, None
             self.active.append(cue)
             self.outbox.append(CueStarted(cmd.key, cmd.t0))
+            self.delivery.started(cmd.key)
 
     def _end_at(self, cmd: EndCueAt) -> None:
         cue = self.cues.get(cmd.key)
@@ -277,6 +280,9 @@ class SendingProcess:
         sent, cue.sent = tuple(cue.sent), []
         missed = int(getattr(port, "late", 0))  # a frame-accurate port's late messages
         self.outbox.append(CueEnded(cue.key, now, stats, sent, missed))
+        not_on_time = self.delivery.ended(cue.key, now, getattr(port, "late", None))
+        if not_on_time is not None:
+            self.outbox.append(not_on_time)
 
     # the loop ------------------------------------------------------------------------------
     def _next_due(self) -> tuple[PlayingCue | None, float]:
@@ -301,7 +307,9 @@ class SendingProcess:
             assert self.port is not None
             change = self.port.maintain()
             if change:
-                self.outbox.append(PORT_CHANGES[change](time.perf_counter()))
+                event = PORT_CHANGES[change](time.perf_counter())
+                self.delivery.port_changed(event)
+                self.outbox.append(event)
             return time.perf_counter()
         return None
 
@@ -367,6 +375,8 @@ class SendingProcess:
             self.port.send(data, deadline)
             sent = time.perf_counter()
             cue.late.append(sent - deadline)
+            self.delivery.sent(cue.key, deadline, sent - deadline,
+                               getattr(self.port, "late", None))
             if self.record:
                 cue.sent.append((index, deadline, sent))
             cue.sounding.track(data)

@@ -8,6 +8,20 @@ the starts), and every record is written here:
 (each cue's send lateness); ``hold``, ``resume``, ``panic`` (with its ``stage``), ``stop``,
 ``release`` (a release the judge marked, judged) and ``done``. Times ``t`` are seconds on the
 monotonic show clock.
+
+What was delivered, not only what was planned (new kinds; the records above are unchanged):
+
+- ``{"event": "output-lost", "t"}``: the output went away (its destination, or the JACK server,
+  gone); until ``{"event": "output-regained", "t"}`` nothing sent is heard.
+- ``{"event": "late", "cue", "t", "late", "missed", "lost", "worst_ms", "times"}``: when a cue
+  ends, its messages not delivered on time — handed to a port that sends at once more than
+  10 ms late (``late``), not put on their frame by a frame-accurate (JACK) port (``missed``),
+  sent while the output was lost (``lost``); ``worst_ms``: the worst send lateness; ``times``:
+  the deadlines of the late and missed ones. ``check LOG`` fails the block of 節 where they
+  fell, and every block an output loss overlaps.
+- ``{"event": "operator", "action", "origin", "t", "result"}``: every operator command (GO,
+  stop, hold, resume, skip, back, panic, nudge, release, quit), who asked (``key``, ``osc``,
+  ``midi``) and what came of it (or why it did nothing: "GO again to cut …").
 """
 
 from __future__ import annotations
@@ -18,7 +32,7 @@ from typing import Any, TextIO
 
 from cues.errors import UserError
 from sequencer.judge import Decision, Tally
-from sequencer.live.protocol import CLOCK_KEY, CueEnded, CueLogEntry
+from sequencer.live.protocol import CLOCK_KEY, CueEnded, CueLogEntry, MessagesLate
 
 
 def resume_point(log_path: str | Path) -> tuple[str | None, str]:
@@ -89,8 +103,18 @@ class ShowLog:
                     "missed_frames": ended.missed})
 
     def moment(self, event: str, t: float) -> None:
-        """``hold``, ``resume``, ``stop`` or ``done`` at ``t``."""
+        """``hold``, ``resume``, ``stop``, ``done``, ``output-lost`` or ``output-regained``."""
         self.write({"event": event, "t": t})
+
+    def late(self, event: MessagesLate) -> None:
+        self.write({"event": "late", "cue": event.key, "t": event.t, "late": event.late,
+                    "missed": event.missed, "lost": event.lost,
+                    "worst_ms": round(event.worst * 1000, 4),
+                    "times": [round(t, 6) for t in event.times]})
+
+    def operator(self, action: str, origin: str, t: float, result: str) -> None:
+        self.write({"event": "operator", "action": action, "origin": origin, "t": t,
+                    "result": result})
 
     def panic(self, stage: int, t: float) -> None:
         self.write({"event": "panic", "stage": stage, "t": t})
