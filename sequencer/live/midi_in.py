@@ -12,7 +12,7 @@ it). Nothing that arrives can raise into rtmidi's callback thread.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from cues.errors import UserError
 from instruments.midi import CONTROL_CHANGE, SYSEX, check_message, is_note_on, kind_of
@@ -58,6 +58,22 @@ def midi_command(data: bytes | Sequence[int],
     return None
 
 
+def midi_callback(gate: ControlGate, mapping: Mapping[Trigger, PlayerCommand]
+                  ) -> Callable[[tuple[list[int], float], object], None]:
+    """rtmidi's callback: each message checked, its command offered to the gate; a bad
+    message (or event) is complained of, never raised into rtmidi's thread."""
+    def callback(event: tuple[list[int], float], _data: object) -> None:
+        try:
+            command = midi_command(check_message(event[0]), mapping)
+        except Exception as exc:
+            gate.complain(f"{shown(event)}: {exc}")
+            return
+        if command is not None:
+            gate.offer(command)
+
+    return callback
+
+
 def start_midi_in(player: Player, spec: str, mapping: Mapping[Trigger, PlayerCommand]) -> str:
     """Listen on a MIDI input (``jack:PORT`` an existing output to connect from,
     ``jack-virtual:NAME`` a new input others connect to, ``alsa:``/``virtual:`` likewise) until
@@ -80,18 +96,7 @@ def start_midi_in(player: Player, spec: str, mapping: Mapping[Trigger, PlayerCom
         midi_in.delete()
         raise
 
-    gate = ControlGate(player, "MIDI in")
-
-    def callback(event: tuple[list[int], float], _data: object) -> None:
-        try:
-            command = midi_command(check_message(event[0]), mapping)
-        except Exception as exc:  # a bad message (or event) must not reach rtmidi's thread
-            gate.complain(f"{shown(event)}: {exc}")
-            return
-        if command is not None:
-            gate.offer(command)
-
-    midi_in.set_callback(callback)
+    midi_in.set_callback(midi_callback(ControlGate(player, "MIDI in"), mapping))
 
     def close() -> None:
         midi_in.cancel_callback()

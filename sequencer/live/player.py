@@ -205,8 +205,7 @@ class Player(PlayerViews):
         self._act(self.machine.tick(time.perf_counter()))
         self._flush_log()
         self._drain_sender()
-        if not self.sender.alive:
-            raise UserError("the sending process ended unexpectedly")
+        self.sender.check()
 
     def run(self, stop: Callable[[], bool] | None = None) -> None:
         """Step until the show is done (auto), quit, or ``stop()`` is true."""
