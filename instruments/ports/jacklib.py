@@ -7,14 +7,11 @@ each message with its frame: the tests' and the jitter benchmark's).
 The process callbacks are Python: they need the GIL once per period.
 
 A JACK server that goes away (killed, restarted) tells each activated client through its
-shutdown callback: ``server_gone`` is then True, and nothing but ``close()`` may be called on
-that client; a new one has to be opened. libjack's own error and info messages (such as
-"Cannot connect to server socket" while a server is down) are not printed: a failure is
-reported by the caller, once. ``connect()`` counts a connection that already exists (a
-patchbay made it first) as made.
-
-Clock: JACK's cycle times are in ``jack_get_time()`` microseconds; each period maps them to
-``perf_counter`` by reading both clocks together, so the two need not share an epoch.
+shutdown callback: ``server_gone`` is then True, and that client is only dropped (closing it
+is skipped: libjack can crash there); a new one has to be opened. libjack's own error and info
+messages (such as "Cannot connect to server socket" while a server is down) are not printed:
+a failure is reported by the caller, once. ``connect()`` counts a connection that already
+exists (a patchbay made it first) as made.
 """
 
 from __future__ import annotations
@@ -238,7 +235,9 @@ class ActiveClient(JackWatch):
         self._active = True
 
     def close(self) -> None:
-        if self._client and self._active and not self.server_gone:
+        if self.server_gone:  # libjack may crash closing a client of a dead server: let it be
+            self._client = None
+        if self._client and self._active:
             self._lib.jack_deactivate(self._client)
             self._active = False
         super().close()
