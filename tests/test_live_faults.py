@@ -12,6 +12,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -65,33 +67,10 @@ def _gone(pid: int, timeout: float = 5.0) -> bool:
     return False
 
 
-def _playing(rx: Receiver) -> subprocess.Popen:
-    proc = _live("xiang-she", "--from", "he-yue", "--until", "he-yue", "--auto",
-                 "--output", f"jack:{rx.port_name}")
-    assert rx.wait_for(lambda got: sum(m[0] & 0xF0 == 0x90 for m in got) >= NOTE_ONS, 20.0)
-    return proc
-
-
-@pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGQUIT])
-def test_hangup_and_quit_silence_the_show(jack, signum: int) -> None:
-    rx = Receiver()
-    proc = _playing(rx)
-    try:
-        child = _children(proc.pid)
-        proc.send_signal(signum)
-        out, err = proc.communicate(timeout=15)
-        assert proc.returncode == 128 + signum, err
-        assert f"{signal.Signals(signum).name}: silenced and stopped" in err
-        assert rx.wait_for(lambda got: not _unsilenced(got), 2.0)
-        assert child and all(_gone(pid) for pid in child)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        rx.close()
-
-
-def test_hangup_of_the_whole_group_silences_the_show(jack) -> None:
-    """A lost terminal sends SIGHUP to the parent and the sending process at once."""
+@contextmanager
+def _show_playing() -> Iterator[tuple[Receiver, subprocess.Popen]]:
+    """(a receiver, `live` playing 和樂 to it in a session of its own, well under way);
+    whatever is left is killed and closed after."""
     rx = Receiver()
     proc = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), "live", "xiang-she", "--from",
                              "he-yue", "--until", "he-yue", "--auto", "--output",
@@ -100,22 +79,32 @@ def test_hangup_of_the_whole_group_silences_the_show(jack) -> None:
                             start_new_session=True)
     try:
         assert rx.wait_for(lambda got: sum(m[0] & 0xF0 == 0x90 for m in got) >= NOTE_ONS, 20.0)
-        child = _children(proc.pid)
-        os.killpg(proc.pid, signal.SIGHUP)
-        out, err = proc.communicate(timeout=15)
-        assert proc.returncode == 128 + signal.SIGHUP, err
-        assert rx.wait_for(lambda got: not _unsilenced(got), 2.0)
-        assert child and all(_gone(pid) for pid in child)
+        yield rx, proc
     finally:
         if proc.poll() is None:
             proc.kill()
         rx.close()
 
 
+@pytest.mark.parametrize(("signum", "group"), [(signal.SIGHUP, False), (signal.SIGQUIT, False),
+                                               (signal.SIGHUP, True)])
+def test_hangup_and_quit_silence_the_show(jack, signum: int, group: bool) -> None:
+    """``group``: a lost terminal signals the parent and the sending process at once."""
+    with _show_playing() as (rx, proc):
+        child = _children(proc.pid)
+        if group:
+            os.killpg(proc.pid, signum)
+        else:
+            proc.send_signal(signum)
+        out, err = proc.communicate(timeout=15)
+        assert proc.returncode == 128 + signum, err
+        assert f"{signal.Signals(signum).name}: silenced and stopped" in err
+        assert rx.wait_for(lambda got: not _unsilenced(got), 2.0)
+        assert child and all(_gone(pid) for pid in child)
+
+
 def test_killed_parent_leaves_no_note_and_no_orphan(jack) -> None:
-    rx = Receiver()
-    proc = _playing(rx)
-    try:
+    with _show_playing() as (rx, proc):
         child = _children(proc.pid)
         assert _sender_of(proc.pid) in child
         proc.kill()
@@ -124,16 +113,10 @@ def test_killed_parent_leaves_no_note_and_no_orphan(jack) -> None:
         assert all(_gone(pid) for pid in child), "the sending process outlived its parent"
         assert rx.wait_for(lambda got: not _unsilenced(got), 3.0)
         assert b"\xbf\x78\x00" in rx.data()  # it panicked: CC 120 on every channel
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        rx.close()
 
 
 def test_killed_sender_is_rescued_by_the_parent(jack) -> None:
-    rx = Receiver()
-    proc = _playing(rx)
-    try:
+    with _show_playing() as (rx, proc):
         os.kill(_sender_of(proc.pid), signal.SIGKILL)
         out, err = proc.communicate(timeout=15)
         assert proc.returncode == 2, err
@@ -141,10 +124,6 @@ def test_killed_sender_is_rescued_by_the_parent(jack) -> None:
                 "silenced from a new client") in err
         assert rx.wait_for(lambda got: b"\xbf\x78\x00" in got, 2.0)
         assert _unsilenced(rx.data()) == set()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        rx.close()
 
 
 def test_a_connection_made_first_by_a_patchbay_counts(jack) -> None:
