@@ -30,6 +30,9 @@ KIND_WIDTH = 6  # a cue's kind in the show table: up to three characters (無算
 if TYPE_CHECKING:
     from sequencer.live.delivery import ShowDelivery
 
+if TYPE_CHECKING:
+    from sequencer.live.showlog import ShowLog
+
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -868,6 +871,8 @@ def _register_live(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--control", metavar="URL",
                    help="OSC remote control, e.g. osc://127.0.0.1:53000 (/go /stop /panic /hold "
                         "/resume /cue/ID/start, /release SIDE HIT; replies /reply/...)")
+    p.add_argument("--remote-quit", dest="remote_quit", action="store_true",
+                   help="let OSC /quit end the show (refused otherwise)")
     p.add_argument("--midi-in", dest="midi_in", metavar="SPEC",
                    help="MIDI input for GO/stop/panic and MIDI Show Control (GO, STOP, RESUME)")
     p.add_argument("--midi-go", default="note:60", metavar="note:N|cc:N",
@@ -892,6 +897,35 @@ class _Terminated(Exception):
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
+
+
+#: the signals that end a live show, silenced (SIGHUP: a lost terminal or SSH session)
+LIVE_SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT")
+
+
+def _catch_live_signals() -> dict[int, object]:
+    """Raise ``_Terminated`` on each of LIVE_SIGNALS (a SIGHUP ignored by ``nohup`` stays
+    ignored); returns the old handlers."""
+    import signal
+
+    def on_signal(signum: int, frame: object) -> None:
+        raise _Terminated(signum)
+
+    old = {}
+    for name in LIVE_SIGNALS:
+        number = getattr(signal, name)
+        if name == "SIGHUP" and signal.getsignal(number) is signal.SIG_IGN:
+            continue
+        old[number] = signal.signal(number, on_signal)
+    return old
+
+
+def _log_failure(log: ShowLog) -> bool:
+    """Report a show log that could not be written (the show went on); True if so."""
+    if log.error is None:
+        return False
+    _err(f"yuezheng: {log.error}; {log.lost} record(s) not written")
+    return True
 
 
 def cmd_live(args: argparse.Namespace) -> int:
@@ -925,18 +959,17 @@ def cmd_live(args: argparse.Namespace) -> int:
         raise UserError("the live console needs a terminal; use --auto to run headless, or "
                         "--control/--midi-in to be operated remotely")
 
-    def on_signal(signum: int, frame: object) -> None:
-        raise _Terminated(signum)
-
-    old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    old = _catch_live_signals()
     if args.go_guard_s < 0:
         raise UserError(f"--go-guard {args.go_guard_s:g}: must be 0 or more seconds")
     player = Player(rite, settings, args.output, auto=args.auto, log_path=args.log,
                     clock_out=args.clock_out, go_guard_s=args.go_guard_s, go_cuts=args.go_cuts)
+    player.log.on_error = (lambda text: setattr(player, "message", text)) if interactive else (
+        lambda text: _err(f"yuezheng: {text}"))
     try:
         with player:
             if args.control:
-                host, port = start_osc(player, args.control)
+                host, port = start_osc(player, args.control, remote_quit=args.remote_quit)
                 if not interactive:
                     _err(f"yuezheng: OSC control on osc://{host}:{port}")
             if args.midi_in:
@@ -948,6 +981,7 @@ def cmd_live(args: argparse.Namespace) -> int:
                            and player.machine.pos >= len(player.machine.cues))
     except _Terminated as exc:
         _err(f"yuezheng: {signal.Signals(exc.signum).name}: silenced and stopped")
+        _log_failure(player.log)
         return 128 + exc.signum
     finally:
         for s, handler in old.items():
@@ -958,10 +992,11 @@ def cmd_live(args: argparse.Namespace) -> int:
     delivery = player.delivery
     for line in _delivery_lines(delivery):
         _out(line)
+    failed = _log_failure(player.log)
     if not delivery.faultless:
         _err("yuezheng: the show was not delivered whole (see above; exit 1)")
         return EXIT_FAILURE
-    return EXIT_OK
+    return EXIT_FAILURE if failed else EXIT_OK
 
 
 def _delivery_lines(delivery: ShowDelivery) -> list[str]:

@@ -152,7 +152,7 @@ def test_osc_go_and_panic(jack) -> None:
     sock.bind(("127.0.0.1", 0))
     sock.settimeout(5.0)
     proc = _live("xiang-she", "--from", "wu-suan-yue", "--until", "gai", "--control",
-                 f"osc://127.0.0.1:{port}", "--output", f"jack:{rx.port_name}")
+                 f"osc://127.0.0.1:{port}", "--remote-quit", "--output", f"jack:{rx.port_name}")
     try:
         deadline = time.perf_counter() + 20
         state = None
@@ -267,7 +267,7 @@ def test_releases_marked_live_are_judged(jack, tmp_path: Path) -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.settimeout(2.0)
     proc = _live("xiang-she", "--from", "she-jie", "--until", "she-jie", "--auto",
-                 "--jie-seconds", "1", "--control", f"osc://127.0.0.1:{port}",
+                 "--jie-seconds", "1", "--control", f"osc://127.0.0.1:{port}", "--remote-quit",
                  "--output", f"jack:{rx.port_name}", "--log", str(log))
     try:
         start = None

@@ -26,7 +26,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cues.errors import UserError
 from cues.model import Rite
 from instruments.midi import CLOCK, CONTINUE, START, STOP
 from sequencer.compiler import CompileSettings, compile_rite
@@ -199,8 +198,7 @@ class Player(OperatorCommands, PlayerViews):
         self._act(self.machine.tick(time.perf_counter()))
         self._flush_log()
         self._drain_sender()
-        if not self.sender.alive:
-            raise UserError("the sending process ended unexpectedly")
+        self.sender.check()
 
     def run(self, stop: Callable[[], bool] | None = None) -> None:
         """Step until the show is done (auto), quit, or ``stop()`` is true."""

@@ -22,11 +22,18 @@ What was delivered, not only what was planned (new kinds; the records above are 
 - ``{"event": "operator", "action", "origin", "t", "result"}``: every operator command (GO,
   stop, hold, resume, skip, back, panic, nudge, release, quit), who asked (``key``, ``osc``,
   ``midi``) and what came of it (or why it did nothing: "GO again to cut …").
+
+The log is not the show: a record that cannot be written (a full disk, an I/O error) does not
+stop it. The first failure is kept in ``error`` (and passed to ``on_error``, if set), later
+records are not written but counted in ``lost``, and the caller reports it at the end.
+Records may come from several threads (the player's, a remote control's): writes are locked.
 """
 
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -65,6 +72,7 @@ class ShowLog:
     """The show log of one show (``path`` None: kept in ``records`` only)."""
 
     def __init__(self, path: str | Path | None) -> None:
+        self.path = path
         self._f: TextIO | None = None
         if path is not None:
             try:
@@ -72,17 +80,43 @@ class ShowLog:
             except OSError as exc:
                 raise UserError(f"cannot write the log {path}: {exc.strerror or exc}") from None
         self.records: list[dict[str, Any]] = []
+        self.error: str | None = None  # the first write failure
+        self.lost = 0  # records not written since
+        self.on_error: Callable[[str], None] | None = None
+        self._lock = threading.Lock()
 
     def write(self, record: dict[str, Any]) -> None:
-        self.records.append(record)
-        if self._f is not None:
-            self._f.write(json.dumps(record, ensure_ascii=False) + "\n")
-            self._f.flush()
+        with self._lock:
+            self.records.append(record)
+            if self._f is None:
+                return
+            if self.error is not None:
+                self.lost += 1
+                return
+            try:
+                self._f.write(json.dumps(record, ensure_ascii=False) + "\n")
+                self._f.flush()
+            except OSError as exc:
+                self.lost += 1
+                self._failed(exc)
+
+    def _failed(self, exc: OSError) -> None:
+        """Keep the first failure and tell ``on_error``; nothing more is written."""
+        if self.error is not None:
+            return
+        self.error = f"the show log {self.path} cannot be written ({exc.strerror or exc})"
+        if self.on_error is not None:
+            self.on_error(f"{self.error}: the show goes on without it")
 
     def close(self) -> None:
-        if self._f is not None:
-            self._f.close()
-            self._f = None
+        with self._lock:
+            f, self._f = self._f, None
+            if f is None:
+                return
+            try:
+                f.close()  # closes the file even when its last flush fails
+            except OSError as exc:
+                self._failed(exc)
 
     # the records ---------------------------------------------------------------------------
     def show(self, rite_id: str, title: str, cues: list[str], t: float) -> None:
