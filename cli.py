@@ -688,6 +688,12 @@ def _register_live(sub: argparse._SubParsersAction) -> None:
                    help="send MIDI clock (24 ppqn at the rite's tempo, start/stop/continue)")
     p.add_argument("--log", metavar="FILE.jsonl", help="append the show log (JSON lines) here")
     p.add_argument("--resume", metavar="LOG", help="start again at the last cue LOG started")
+    p.add_argument("--web", metavar="[ADDR:]PORT",
+                   help="serve the performers' 節 display (/) and the operator remote "
+                        "(/operator) on this port, loopback unless ADDR is given")
+    p.add_argument("--web-token", metavar="TOKEN",
+                   help="the token the operator page needs to give commands (else view only)")
+    p.add_argument("--web-token-file", metavar="FILE", help="read --web-token from FILE")
     _add_settings(p)
     p.set_defaults(func=cmd_live)
 
@@ -718,11 +724,16 @@ def cmd_live(args: argparse.Namespace) -> int:
         mapping[live.parse_trigger(getattr(args, f"midi_{what}"))] = what
     if args.control:
         live.parse_control(args.control)
+    if args.web:
+        from sequencer.web.server import parse_web_address, read_web_token
+
+        parse_web_address(args.web)
+        web_token = read_web_token(args.web_token, args.web_token_file)
     tty = sys.stdin.isatty() and sys.stdout.isatty()
     interactive = not args.auto and tty
-    if not args.auto and not tty and not (args.control or args.midi_in):
+    if not args.auto and not tty and not (args.control or args.midi_in or args.web):
         raise UserError("the live console needs a terminal; use --auto to run headless, or "
-                        "--control/--midi-in to be operated remotely")
+                        "--control/--midi-in/--web to be operated remotely")
 
     def on_signal(signum: int, frame: object) -> None:
         raise _Terminated(signum)
@@ -738,6 +749,12 @@ def cmd_live(args: argparse.Namespace) -> int:
                     _err(f"yuezheng: OSC control on osc://{host}:{port}")
             if args.midi_in:
                 live.start_midi_in(player, args.midi_in, mapping)
+            if args.web:
+                from sequencer.web.player_view import start_web
+
+                url = start_web(player, args.web, web_token)
+                if not interactive:
+                    _err(f"yuezheng: web pages on {url} (operator: {url}operator)")
             if interactive:
                 _console(player)
             else:  # --auto, or remote control without a terminal: until the show is done
