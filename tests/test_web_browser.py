@@ -129,8 +129,9 @@ def _free_tcp_port() -> int:
         return s.getsockname()[1]
 
 
-def _start_show(tmp: Path, jie_s: float) -> tuple[subprocess.Popen, str, Path]:
-    """`live` of 鄉射's 射節 with --web, its pages up; (process, URL, log)."""
+def _start_show(tmp: Path, jie_s: float, until: str = "she-jie",
+                ) -> tuple[subprocess.Popen, str, Path]:
+    """`live` of 鄉射 from its 射節 with --web, its pages up; (process, URL, log)."""
     port = _free_tcp_port()
     token_file = tmp / "token"
     token_file.write_text(TOKEN + "\n", encoding="utf-8")
@@ -138,7 +139,7 @@ def _start_show(tmp: Path, jie_s: float) -> tuple[subprocess.Popen, str, Path]:
     env = dict(os.environ, JACK_NO_START_SERVER="1")
     proc = subprocess.Popen(
         [sys.executable, str(ROOT / "cli.py"), "live", "xiang-she", "--from", "she-jie",
-         "--until", "she-jie", "--jie-seconds", str(jie_s),
+         "--until", until, "--jie-seconds", str(jie_s),
          "--output", f"jack-virtual:yzweb{os.getpid()}", "--web", str(port),
          "--web-token-file", str(token_file), "--log", str(log)],
         cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -264,3 +265,42 @@ def test_flash_of_each_jie_on_the_show_clock(web_show: dict) -> None:
     print(figures)
     assert p99 <= 20.0, figures
     assert abs(web_show["offset_error_ms"]) <= 5.0, figures
+
+
+def test_screens_for_the_room(jack, chromium, tmp_path: Path) -> None:
+    """Both pages at phone and projector sizes (the listening 節 and a shooting one)."""
+    proc, url, log = _start_show(tmp_path, 4.0, until="gai")
+    browser = Chromium(tmp_path / "profile")
+    shots = tmp_path / "shots"
+    shots.mkdir()
+    try:
+        operator = browser.open(url + f"operator?token={TOKEN}")
+        performers = browser.open(url)
+        operator.wait("yz.control")
+        operator.eval("document.getElementById('go').click()")
+        performers.call("Page.bringToFront")
+        performers.wait("document.body.classList.contains('listening')")
+        time.sleep(0.5)  # past the flash
+        performers.screenshot(shots / "web-performers-listen-projector.png", "projector")
+        performers.wait("document.getElementById('counter').textContent.startsWith('2 ')")
+        time.sleep(0.5)
+        assert "上射" in performers.eval("document.getElementById('archer').textContent")
+        performers.screenshot(shots / "web-performers-projector.png", "projector")
+        performers.screenshot(shots / "web-performers-phone.png", "phone")
+        operator.call("Page.bringToFront")
+        for size in SIZES:
+            operator.screenshot(shots / f"web-operator-{size}.png", size)
+        fits = operator.eval("document.documentElement.scrollWidth <= innerWidth")
+    finally:
+        browser.close()
+        _stop(proc)
+    assert fits, "the operator page is wider than a phone"
+    for png in sorted(shots.iterdir()):
+        width, height, _ = SIZES[png.stem.rsplit("-", 1)[1]]
+        data = png.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n"
+        assert (int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")) == (
+            width, height), png.name
+    if os.environ.get("YUEZHENG_WEB_SCREENSHOTS"):
+        for png in shots.iterdir():
+            (Path(os.environ["YUEZHENG_WEB_SCREENSHOTS"]) / png.name).write_bytes(png.read_bytes())

@@ -56,18 +56,13 @@ function flash() {
 }
 
 function drawNext(state, now) {
-  let text = "";
-  if (state.next_start !== null) {
-    text = `next cue in ${yz.clock(state.next_start - now)}`;
-  } else if (state.standby !== null) {
-    const current = state.current;
-    text = `next: ${state.standby}`;
-    if (current && current.end !== null) text += ` — this cue ends in ${yz.clock(current.end - now)}`;
-    else text += " — on GO";
-  } else if (state.done) {
-    text = "the show is done";
-  }
-  yz.text("next", text);
+  const parts = [];
+  const current = state.current;
+  if (current && current.end !== null) parts.push(`this cue ends in ${yz.clock(current.end - now)}`);
+  if (state.next_start !== null) parts.push(`next cue in ${yz.clock(state.next_start - now)}`);
+  else if (state.standby !== null) parts.push(`next: ${state.standby} on GO`);
+  else if (state.done) parts.push("the show is done");
+  yz.text("next", parts.join("　·　"));
 }
 
 function frame(frameMs) {
