@@ -694,6 +694,11 @@ def _register_live(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--web-token", metavar="TOKEN",
                    help="the token the operator page needs to give commands (else view only)")
     p.add_argument("--web-token-file", metavar="FILE", help="read --web-token from FILE")
+    p.add_argument("--speak", action="store_true",
+                   help="announce standby and GO aloud with espeak-ng (backstage calls)")
+    p.add_argument("--plain", action="store_true",
+                   help="a plain console for screen readers: what changes, a line each; type a "
+                        "command (go, stop, hold, resume, skip, back, panic, quit) or a key")
     _add_settings(p)
     p.set_defaults(func=cmd_live)
 
@@ -724,14 +729,21 @@ def cmd_live(args: argparse.Namespace) -> int:
         mapping[live.parse_trigger(getattr(args, f"midi_{what}"))] = what
     if args.control:
         live.parse_control(args.control)
+    web_token = None
     if args.web:
         from sequencer.web.server import parse_web_address, read_web_token
 
         parse_web_address(args.web)
         web_token = read_web_token(args.web_token, args.web_token_file)
+    speaker = None
+    if args.speak:
+        from sequencer.web.announce import Speaker
+
+        speaker = Speaker()
     tty = sys.stdin.isatty() and sys.stdout.isatty()
-    interactive = not args.auto and tty
-    if not args.auto and not tty and not (args.control or args.midi_in or args.web):
+    interactive = not args.auto and (tty or args.plain)
+    if not args.auto and not tty and not (args.control or args.midi_in or args.web
+                                          or args.plain):
         raise UserError("the live console needs a terminal; use --auto to run headless, or "
                         "--control/--midi-in/--web to be operated remotely")
 
@@ -749,13 +761,15 @@ def cmd_live(args: argparse.Namespace) -> int:
                     _err(f"yuezheng: OSC control on osc://{host}:{port}")
             if args.midi_in:
                 live.start_midi_in(player, args.midi_in, mapping)
-            if args.web:
-                from sequencer.web.player_view import start_web
+            if args.web or speaker or args.plain:
+                from sequencer.web.player_view import start_screens
 
-                url = start_web(player, args.web, web_token)
-                if not interactive:
+                view, url = start_screens(player, args.web, web_token, speaker)
+                if url and (not interactive or args.plain):
                     _err(f"yuezheng: web pages on {url} (operator: {url}operator)")
-            if interactive:
+            if interactive and args.plain:
+                _plain_console(player, view)
+            elif interactive:
                 _console(player)
             else:  # --auto, or remote control without a terminal: until the show is done
                 player.run(stop=lambda: player.machine.done and not args.auto
@@ -770,6 +784,32 @@ def cmd_live(args: argparse.Namespace) -> int:
         _out(f"played {rite.title}: {len(rite.cues)} cues" +
              (f"; log {args.log}" if args.log else ""))
     return EXIT_OK
+
+
+def _plain_console(player, view) -> None:
+    """--plain: what changes, a line each (``sequencer.web.announce``); a line typed is a
+    command name or a console key."""
+    import select
+    import time
+
+    from sequencer.console import handle_key
+    from sequencer.web.announce import PLAIN_COMMANDS, Announcer
+
+    announcer = Announcer()
+    reading = True
+    while not player.quit and not (player.machine.done
+                                   and player.machine.pos >= len(player.machine.cues)):
+        player.step(0.05)
+        for news in announcer.news(view.snapshot(), time.perf_counter()):
+            _out(news.text)
+        if reading and select.select([sys.stdin], [], [], 0)[0]:
+            line = sys.stdin.readline()
+            reading = bool(line)
+            word = line.strip().lower()
+            if word in PLAIN_COMMANDS:
+                player.put(word)
+            elif line.strip("\n"):
+                handle_key(player, line.strip("\n")[0])
 
 
 def _console(player) -> None:

@@ -80,6 +80,8 @@ class Chromium:
     """A headless chromium with the DevTools protocol on a port it chooses."""
 
     def __init__(self, profile: Path) -> None:
+        active = profile / "DevToolsActivePort"
+        active.unlink(missing_ok=True)  # a stale one names a port no longer served
         self.log = open(profile.parent / "chromium.log", "wb")  # noqa: SIM115 - closed in close()
         self.proc = subprocess.Popen(
             [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
@@ -87,7 +89,6 @@ class Chromium:
              "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
              "--disable-backgrounding-occluded-windows", "about:blank"],
             stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
-        active = profile / "DevToolsActivePort"
         deadline = time.perf_counter() + 30
         while not (active.exists() and active.read_text().strip()):
             assert time.perf_counter() < deadline and self.proc.poll() is None, "no chromium"

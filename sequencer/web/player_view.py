@@ -1,5 +1,6 @@
 """The adapter from ``sequencer.live.Player`` to ``ShowView`` (kept small: it follows the
-player's interface), and ``start_web``, which serves a player's show on ``--web``.
+player's interface), and ``start_screens``: a player's show served on ``--web``, spoken on
+``--speak``.
 
 The player publishes: after each of its steps (its own thread) the adapter builds a frozen
 ``ShowState`` and swaps it in; the server thread only reads that reference. Commands go through
@@ -10,9 +11,11 @@ two-stage panic) — and are written to the show log, with their origin, in the 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from sequencer.live import Player
+from sequencer.web.announce import Announcer, Speaker
 from sequencer.web.view import WEB_COMMANDS, CueLine, Current, JieAt, Shooting, ShowState
 
 
@@ -22,6 +25,7 @@ class PlayerView:
     def __init__(self, player: Player) -> None:
         self.player = player
         self._state: ShowState | None = None
+        self.listeners: list[Callable[[ShowState], None]] = []  # called in the player's thread
 
     def snapshot(self) -> ShowState | None:
         return self._state
@@ -41,7 +45,9 @@ class PlayerView:
 
     def publish(self) -> None:
         """Build the state (in the player's thread) and make it the one pages see."""
-        self._state = show_state(self.player)
+        self._state = state = show_state(self.player)
+        for listener in self.listeners:
+            listener(state)
 
     def attach(self) -> None:
         """Publish after every step of the player (and now)."""
@@ -98,15 +104,23 @@ def _shooting(player: Player, cid: str) -> Shooting:
                     run.end)
 
 
-def start_web(player: Player, address: str, token: str | None) -> str:
-    """Serve the pages of ``player``'s show on ``[ADDR:]PORT`` until the player closes;
-    returns the URL."""
-    from sequencer.web.server import WebServer, parse_web_address
-
-    host, port = parse_web_address(address)
+def start_screens(player: Player, web: str | None, token: str | None,
+                  speaker: Speaker | None) -> tuple[PlayerView, str | None]:
+    """Publish ``player``'s states; serve them on ``web`` (``[ADDR:]PORT``) and speak the calls
+    with ``speaker`` until the player closes. Returns the view and the pages' URL."""
     view = PlayerView(player)
     view.attach()
-    server = WebServer(view, host, port, token=token)
-    url = server.start()
-    player.add_closer(server.close)
-    return url
+    url = None
+    if web is not None:
+        from sequencer.web.server import WebServer, parse_web_address
+
+        host, port = parse_web_address(web)
+        server = WebServer(view, host, port, token=token)
+        url = server.start()
+        player.add_closer(server.close)
+    if speaker is not None:
+        announcer = Announcer()
+        view.listeners.append(
+            lambda state: speaker.announce(announcer.news(state, time.perf_counter())))
+        player.add_closer(speaker.close)
+    return view, url
