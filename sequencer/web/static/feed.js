@@ -81,4 +81,13 @@ yz.text = function (id, text) {
   if (el.textContent !== text) el.textContent = text;
 };
 
+// the header both pages share: the rite, and LIVE / HELD / PANIC n / DONE / disconnected
+yz.showStatus = function (state) {
+  yz.text("status", !yz.connected ? "disconnected" :
+    state && state.panic_stage ? `PANIC ${state.panic_stage}` :
+    state && state.held ? "HELD" : state && state.done ? "DONE" : "LIVE");
+  document.body.classList.toggle("held", Boolean(state && (state.held || state.panic_stage)));
+  if (state) yz.text("rite", state.rite);
+};
+
 yz.start = connect;

@@ -12,12 +12,8 @@ function render(state) {
   for (const button of document.querySelectorAll("button[data-command]")) {
     button.disabled = !yz.control || !yz.connected;
   }
-  yz.text("status", !yz.connected ? "disconnected" :
-    state && state.panic_stage ? `PANIC ${state.panic_stage}` :
-    state && state.held ? "HELD" : state && state.done ? "DONE" : "LIVE");
-  document.body.classList.toggle("held", Boolean(state && (state.held || state.panic_stage)));
+  yz.showStatus(state);
   if (!state) return;
-  yz.text("rite", state.rite);
   yz.text("standby", state.standby ? `standby: ${state.standby}  (${state.standby_trigger})`
     : "standby: —");
   yz.text("standby-at", state.standby_at ? `「${state.standby_at}」` : "");

@@ -86,12 +86,8 @@ function frame(frameMs) {
 }
 
 yz.onstate = (state) => {
-  yz.text("status", !yz.connected ? "disconnected" :
-    state && state.panic_stage ? `PANIC ${state.panic_stage}` :
-    state && state.held ? "HELD" : state && state.done ? "DONE" : "LIVE");
-  document.body.classList.toggle("held", Boolean(state && (state.held || state.panic_stage)));
+  yz.showStatus(state);
   if (!state) return;
-  yz.text("rite", state.rite);
   const current = state.current;
   yz.text("cue-title", current ? current.title : (state.standby ? `standby: ${state.standby}` : ""));
   yz.text("pieces", current ? current.pieces.join("　") : state.standby_at);
