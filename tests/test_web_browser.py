@@ -1,6 +1,6 @@
 """`live --web` in a real headless browser (Debian's chromium, driven over the DevTools protocol
-with ``websockets``; nothing downloaded), the show on the JACK dummy server: the operator's GO
-needs the token; the performers' page counts the 節 of 鄉射's 射節 as the show log does, and
+with ``websockets``; nothing downloaded), the show sent to the memory output (no JACK: the sending
+process keeps time as for a port): the operator's GO needs the token; the performers' page counts the 節 of 鄉射's 射節 as the show log does, and
 flashes each 節 within 20 ms (p99) of its time on the show clock.
 
 ``YUEZHENG_WEB_SCREENSHOTS=DIR`` saves the pages at phone and projector sizes into DIR (the
@@ -22,8 +22,6 @@ from pathlib import Path
 
 import pytest
 from websockets.sync.client import connect
-
-pytestmark = pytest.mark.jack
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
@@ -137,13 +135,12 @@ def _start_show(tmp: Path, jie_s: float, until: str = "she-jie",
     token_file = tmp / "token"
     token_file.write_text(TOKEN + "\n", encoding="utf-8")
     log = tmp / "show.jsonl"
-    env = dict(os.environ, JACK_NO_START_SERVER="1")
     proc = subprocess.Popen(
         [sys.executable, str(ROOT / "cli.py"), "live", "xiang-she", "--from", "she-jie",
          "--until", until, "--jie-seconds", str(jie_s),
-         "--output", f"jack-virtual:yzweb{os.getpid()}", "--web", str(port),
+         "--output", f"memory:{tmp / 'sent.jsonl'}", "--web", str(port),
          "--web-token-file", str(token_file), "--log", str(log)],
-        cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}/"
     deadline = time.perf_counter() + 60
@@ -175,7 +172,7 @@ SAMPLE = ("JSON.stringify([document.getElementById('counter').textContent, yz.se
 
 
 @pytest.fixture(scope="module")
-def web_show(jack, chromium, tmp_path_factory: pytest.TempPathFactory) -> dict:
+def web_show(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """The 射節 run from the operator page: a GO without the token, a GO with it, the
     performers' page sampled throughout; what the pages and the log recorded."""
     tmp = tmp_path_factory.mktemp("web")
@@ -268,7 +265,7 @@ def test_flash_of_each_jie_on_the_show_clock(web_show: dict) -> None:
     assert abs(web_show["offset_error_ms"]) <= 5.0, figures
 
 
-def test_screens_for_the_room(jack, chromium, tmp_path: Path) -> None:
+def test_screens_for_the_room(chromium: str, tmp_path: Path) -> None:
     """Both pages at phone and projector sizes (the listening 節 and a shooting one)."""
     proc, url, log = _start_show(tmp_path, 4.0, until="gai")
     browser = Chromium(tmp_path / "profile")
