@@ -1,7 +1,8 @@
 """`live --web` in a real headless browser (Debian's chromium, driven over the DevTools protocol
-with ``websockets``; nothing downloaded), the show sent to the memory output (no JACK: the sending
-process keeps time as for a port): the operator's GO needs the token; the performers' page counts the 節 of 鄉射's 射節 as the show log does, and
-flashes each 節 within 20 ms (p99) of its time on the show clock.
+with ``websockets``; nothing downloaded), the show sent to the memory output (no JACK: the
+sending process keeps time as for a port): the operator's GO needs the token; the performers'
+page counts the 節 of 鄉射's 射節 as the show log does, and flashes each 節 within 20 ms (p99)
+of its time on the show clock, on every pass of a 射節 that runs until stopped.
 
 ``YUEZHENG_WEB_SCREENSHOTS=DIR`` saves the pages at phone and projector sizes into DIR (the
 PNGs in docs/ were made so).
@@ -83,7 +84,7 @@ class Chromium:
     def __init__(self, profile: Path) -> None:
         active = profile / "DevToolsActivePort"
         active.unlink(missing_ok=True)  # a stale one names a port no longer served
-        self.log = open(profile.parent / "chromium.log", "wb")  # noqa: SIM115 - closed in close()
+        self.log = open(profile.parent / "chromium.log", "wb")  # closed in close()
         self.proc = subprocess.Popen(
             [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
              "--remote-debugging-port=0", f"--user-data-dir={profile}",
