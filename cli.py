@@ -771,7 +771,8 @@ def _register_live(sub: argparse._SubParsersAction) -> None:
                    help="announce standby and GO aloud with espeak-ng (backstage calls)")
     p.add_argument("--plain", action="store_true",
                    help="a plain console for screen readers: what changes, a line each; type a "
-                        "command (go, stop, hold, resume, skip, back, panic, quit) or a key")
+                        "command (go, stop, hold, resume, skip, back, panic, faster, slower, "
+                        "quit) or a console key")
     _add_settings(p)
     p.set_defaults(func=cmd_live)
 

@@ -287,15 +287,21 @@ def _looping_sheet(tmp: Path) -> Path:
     return sheet
 
 
+def _operator_and_performers(browser: Chromium, url: str) -> tuple[Page, Page]:
+    """The operator's page with the token (in control) and the performers' page in front."""
+    operator = browser.open(url + f"operator?token={TOKEN}")
+    performers = browser.open(url)
+    operator.wait("yz.control")
+    performers.call("Page.bringToFront")
+    return operator, performers
+
+
 def test_a_looping_jie_flashes_on_every_pass(chromium: str, tmp_path: Path) -> None:
     """Its 節 flash on each pass until the operator's stop (樂闋) ends it at a rest point."""
     proc, url, log = _start_show(tmp_path, JIE_S, rite=str(_looping_sheet(tmp_path)))
     browser = Chromium(tmp_path / "profile")
     try:
-        operator = browser.open(url + f"operator?token={TOKEN}")
-        performers = browser.open(url)
-        operator.wait("yz.control")
-        performers.call("Page.bringToFront")
+        operator, performers = _operator_and_performers(browser, url)
         performers.wait("yz.samples.length >= 12 && yz.state !== null")
         operator.eval("document.getElementById('go').click()")
         deadline = time.perf_counter() + 60
@@ -326,11 +332,8 @@ def test_screens_for_the_room(chromium: str, tmp_path: Path) -> None:
     shots = tmp_path / "shots"
     shots.mkdir()
     try:
-        operator = browser.open(url + f"operator?token={TOKEN}")
-        performers = browser.open(url)
-        operator.wait("yz.control")
+        operator, performers = _operator_and_performers(browser, url)
         operator.eval("document.getElementById('go').click()")
-        performers.call("Page.bringToFront")
         performers.wait("document.body.classList.contains('listening')")
         time.sleep(0.5)  # past the flash
         performers.screenshot(shots / "web-performers-listen-projector.png", "projector")

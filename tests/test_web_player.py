@@ -5,10 +5,11 @@ console's words."""
 
 from __future__ import annotations
 
-import textwrap
 import time
-from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+
+from test_live_player import SHEET, _step_until
 
 from cues.sheet import parse_sheet
 from sequencer.compiler import make_settings, select_cues
@@ -19,48 +20,17 @@ from sequencer.web.plain import plain_command
 from sequencer.web.player_view import PlayerView, screen_options
 from sequencer.web.view import ShowState
 
-# a: 1 s (go); she: a 射節 of 5 節 of 0.5 s for one 耦, played again until stopped (shorter 節
-# would put the last strokes' note-offs past the pass, which the next pass then waits for)
-SHEET = textwrap.dedent('''\
-    [rite]
-    id = "t"
-    title = "試"
-    work = "test"
-    hang = "特縣"
-
-    [[cue]]
-    id = "a"
-    kind = "笙"
-    at = "笙入"
-    pieces = ["南陔"]
-    zhong = 1
-    source = { work = "w", quote = "q" }
-
-    [[cue]]
-    id = "she"
-    kind = "射節"
-    at = "奏騶虞"
-    song = "騶虞"
-    jie = 5
-    listen = 1
-    ou = ["上耦"]
-    operator_ends = true
-    source = { work = "w", quote = "q" }
-    ''')
+# 《南陔》 (a: 1 s, go) and the 射節 c of 5 節, here of 0.5 s and played again until stopped
+# (shorter 節 would put the last strokes' note-offs past the pass, which the next pass then
+# waits for)
 SETTINGS = make_settings({}, {"tempo_bpm": 600, "jie_seconds": "0.5", "lost_zhong_seconds": 1})
 
 
 def _view(tmp_path: Path, first: str = "a") -> PlayerView:
-    player = Player(select_cues(parse_sheet(SHEET), first, "she"), SETTINGS, f"memory:{tmp_path / 'sent.jsonl'}",
-                    client_name="yztest")
+    rite = select_cues(parse_sheet(SHEET), first, "c")
+    rite = replace(rite, cues=tuple(replace(c, operator_ends=c.id == "c") for c in rite.cues))
+    player = Player(rite, SETTINGS, f"memory:{tmp_path / 'sent.jsonl'}", client_name="yztest")
     return PlayerView(player)
-
-
-def _step_until(player: Player, done: Callable[[], bool], timeout: float = 15.0) -> None:
-    deadline = time.perf_counter() + timeout
-    while not done():
-        assert time.perf_counter() < deadline, "timed out"
-        player.step(0.01)
 
 
 def _records(player: Player, event: str) -> list[dict]:
@@ -91,7 +61,7 @@ def test_web_commands_take_the_consoles_path_and_are_logged(tmp_path: Path) -> N
 
 
 def test_a_looping_jie_is_on_the_pages_every_pass(tmp_path: Path) -> None:
-    view = _view(tmp_path, "she")
+    view = _view(tmp_path, "c")
     player = view.player
     states: list[tuple[float, ShowState]] = []
     view.listeners.append(lambda state: states.append((time.perf_counter(), state)))
@@ -101,7 +71,7 @@ def test_a_looping_jie_is_on_the_pages_every_pass(tmp_path: Path) -> None:
         _step_until(player, lambda: len(_records(player, "jie")) >= 11)
         player.put(Stop())  # 樂闋: at the next rest point
         _step_until(player, lambda: player.machine.done)
-    run = player.machine.runs["she"]
+    run = player.machine.runs["c"]
     assert run.loops
     shown = {(m.pass_index, m.cycle, m.k): m.t
              for _, state in states if state.shooting for m in state.shooting.marks}
