@@ -33,6 +33,10 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:
     from sequencer.live.showlog import ShowLog
 
+if TYPE_CHECKING:
+    from sequencer.live.player import Player
+    from sequencer.web.player_view import PlayerView, ScreenOptions
+
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -889,6 +893,18 @@ def _register_live(sub: argparse._SubParsersAction) -> None:
                    help="the least time between two GOs; a GO sooner is ignored (default 1)")
     p.add_argument("--go-cuts", action="store_true",
                    help="a GO while music sounds cuts it at once (default: GO again to confirm)")
+    p.add_argument("--web", metavar="[ADDR:]PORT",
+                   help="serve the performers' 節 display (/) and the operator remote "
+                        "(/operator) on this port, loopback unless ADDR is given")
+    p.add_argument("--web-token", metavar="TOKEN",
+                   help="the token the operator page needs to give commands (else view only)")
+    p.add_argument("--web-token-file", metavar="FILE", help="read --web-token from FILE")
+    p.add_argument("--speak", action="store_true",
+                   help="announce standby and GO aloud with espeak-ng (backstage calls)")
+    p.add_argument("--plain", action="store_true",
+                   help="a plain console for screen readers: what changes, a line each; type a "
+                        "command (go, stop, hold, resume, skip, back, panic, faster, slower, "
+                        "quit) or a console key")
     _add_settings(p)
     p.set_defaults(func=cmd_live)
 
@@ -933,7 +949,6 @@ def cmd_live(args: argparse.Namespace) -> int:
 
     from instruments.ports import parse_spec
     from sequencer.live import protocol
-    from sequencer.live.console import run_console
     from sequencer.live.midi_in import parse_trigger, start_midi_in
     from sequencer.live.osc import parse_control, start_osc
     from sequencer.live.player import Player
@@ -953,11 +968,12 @@ def cmd_live(args: argparse.Namespace) -> int:
                parse_trigger(args.midi_panic): protocol.Panic()}
     if args.control:
         parse_control(args.control)
+    screens = _screen_options(args)
     tty = sys.stdin.isatty() and sys.stdout.isatty()
-    interactive = not args.auto and tty
-    if not args.auto and not tty and not (args.control or args.midi_in):
+    interactive = not args.auto and (tty or args.plain)
+    if not (args.auto or interactive or args.control or args.midi_in or args.web):
         raise UserError("the live console needs a terminal; use --auto to run headless, or "
-                        "--control/--midi-in to be operated remotely")
+                        "--control/--midi-in/--web to be operated remotely")
 
     old = _catch_live_signals()
     if args.go_guard_s < 0:
@@ -974,8 +990,9 @@ def cmd_live(args: argparse.Namespace) -> int:
                     _err(f"yuezheng: OSC control on osc://{host}:{port}")
             if args.midi_in:
                 start_midi_in(player, args.midi_in, mapping)
+            view = _start_screens(player, screens, quiet=interactive and not args.plain)
             if interactive:
-                run_console(player)
+                _console(player, view if args.plain else None)
             else:  # --auto, or remote control without a terminal: until the show is done
                 player.run(stop=lambda: player.machine.done and not args.auto
                            and player.machine.pos >= len(player.machine.cues))
@@ -1015,6 +1032,37 @@ def _delivery_lines(delivery: ShowDelivery) -> list[str]:
         lines.append(f"NOT ON TIME: {delivery.not_on_time} messages ({per_cue}); worst "
                      f"{delivery.worst_s * 1000:.1f} ms late")
     return lines or ["delivered: every message on time"]
+
+
+def _screen_options(args: argparse.Namespace) -> ScreenOptions:
+    """``live``'s screens (--web, its token, --speak, --plain), checked before the show opens."""
+    from sequencer.web.player_view import screen_options
+
+    return screen_options(args.web, args.web_token, args.web_token_file, args.speak, args.plain)
+
+
+def _start_screens(player: Player, screens: ScreenOptions, *, quiet: bool) -> PlayerView | None:
+    """Start the screens asked for (None: none); say where the web pages are unless ``quiet``."""
+    if not screens.wanted:
+        return None
+    from sequencer.web.player_view import start_screens
+
+    view, url = start_screens(player, screens)
+    if url and not quiet:
+        _err(f"yuezheng: web pages on {url} (operator: {url}operator)")
+    return view
+
+
+def _console(player: Player, plain_view: PlayerView | None) -> None:
+    """The operator's console: curses; with --plain, a line per change (printed here)."""
+    if plain_view is None:
+        from sequencer.live.console import run_console
+
+        run_console(player)
+    else:
+        from sequencer.web.plain import run_plain_console
+
+        run_plain_console(player, plain_view, _out)
 
 
 # ── commands end ────────────────────────────────────────────────────────────────────────────

@@ -117,6 +117,7 @@ class Player(OperatorCommands, PlayerViews):
         self._logged = 0
         self._clock_running = False
         self._closers: list[Callable[[], None]] = []
+        self._watchers: list[Callable[[], None]] = []
         self._started: set[str] = set()
         self._ended: set[str] = set()
         self._carry_out: dict[type, Callable[[Any], None]] = {
@@ -172,6 +173,11 @@ class Player(OperatorCommands, PlayerViews):
         """Call ``closer`` when the player closes (a remote control's server)."""
         self._closers.append(closer)
 
+    def add_watcher(self, watcher: Callable[[], None]) -> None:
+        """Call ``watcher`` after every step, in the player's thread (the web screens publish
+        the state so)."""
+        self._watchers.append(watcher)
+
     # the loop ------------------------------------------------------------------------------
     def put(self, command: PlayerCommand,
             reply: Callable[[dict[str, Any]], None] | None = None, origin: str = "") -> None:
@@ -198,6 +204,8 @@ class Player(OperatorCommands, PlayerViews):
         self._act(self.machine.tick(time.perf_counter()))
         self._flush_log()
         self._drain_sender()
+        for watcher in self._watchers:
+            watcher()
         self.sender.check()
 
     def run(self, stop: Callable[[], bool] | None = None) -> None:
