@@ -227,8 +227,8 @@ def test_operator_go_needs_the_token(web_show: dict) -> None:
     assert before["control"] is False and before["disabled"] is True
     assert [r["event"] for r in before["records"]] == ["show"]  # nothing started, nothing logged
     records = web_show["records"]
-    commands = [r for r in records if r["event"] == "command"]
-    assert len(commands) == 1 and commands[0]["command"] == "go"
+    commands = [r for r in records if r["event"] == "operator"]
+    assert len(commands) == 1 and commands[0]["action"] == "GO"
     assert commands[0]["origin"].startswith("web:127.0.0.1:")
     starts = [r for r in records if r["event"] == "start"]
     assert [r["cue"] for r in starts] == ["she-jie"]
@@ -316,7 +316,7 @@ def test_a_looping_jie_flashes_on_every_pass(chromium: str, tmp_path: Path) -> N
         output = _stop(proc)
     assert proc.returncode == 0, output
     records = _records(log)
-    assert [r["command"] for r in records if r["event"] == "command"] == ["go", "stop"]
+    assert [r["action"] for r in records if r["event"] == "operator"] == ["GO", "stop"]
     jie = [r for r in records if r["event"] == "jie"]
     due = {(i // 5, r["cycle"], r["k"]): r["t"] for i, r in enumerate(jie)}
     assert len({p for p, _, _ in due}) == 3

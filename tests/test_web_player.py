@@ -37,6 +37,11 @@ def _records(player: Player, event: str) -> list[dict]:
     return [r for r in player.log.records if r["event"] == event]
 
 
+def _web(player: Player) -> list[dict]:
+    """The operator records of commands that came from the web pages."""
+    return [r for r in _records(player, "operator") if r["origin"].startswith("web:")]
+
+
 def test_web_commands_take_the_consoles_path_and_are_logged(tmp_path: Path) -> None:
     view = _view(tmp_path)
     player = view.player
@@ -45,16 +50,16 @@ def test_web_commands_take_the_consoles_path_and_are_logged(tmp_path: Path) -> N
         assert view.snapshot() is not None and view.snapshot().standby == "a"
         view.command("go", "web:10.0.0.2:5000")
         view.command("go", "web:10.0.0.3:5001")  # within the double-GO guard: ignored
-        _step_until(player, lambda: len(_records(player, "command")) == 2)
+        _step_until(player, lambda: len(_web(player)) == 2)
         _step_until(player, lambda: bool(view.snapshot().current))
         view.command("panic", "web:10.0.0.2:5000")
         view.command("panic", "web:10.0.0.2:5000")
-        _step_until(player, lambda: len(_records(player, "command")) == 4)
-    commands = _records(player, "command")
-    assert [(r["command"], r["origin"]) for r in commands] == [
-        ("go", "web:10.0.0.2:5000"), ("go", "web:10.0.0.3:5001"),
+        _step_until(player, lambda: len(_web(player)) == 4)
+    commands = _web(player)
+    assert [(r["action"], r["origin"]) for r in commands] == [
+        ("GO", "web:10.0.0.2:5000"), ("GO", "web:10.0.0.3:5001"),
         ("panic", "web:10.0.0.2:5000"), ("panic", "web:10.0.0.2:5000")]
-    assert commands[0]["message"] == "" and "double GO" in commands[1]["message"]
+    assert "ignored" not in commands[0]["result"] and "ignored" in commands[1]["result"]
     assert [r["cue"] for r in _records(player, "start")] == ["a"]
     assert [r["stage"] for r in _records(player, "panic")] == [1, 2]
     assert view.snapshot().panic_stage == 2 and view.snapshot().current is None
@@ -101,7 +106,8 @@ def test_plain_words_and_keys_are_the_players_commands() -> None:
         def __init__(self) -> None:
             self.put_commands: list[object] = []
 
-        def put(self, command: object) -> None:
+        def put(self, command: object, reply: object = None, origin: str = "") -> None:
+            assert origin == "key"  # typed on the console, as a key is
             self.put_commands.append(command)
 
     queue = Queue()

@@ -27,7 +27,7 @@ def plain_command(player: Player, line: str) -> PlayerCommand | None:
     a console key. Returns it (None: nothing asked)."""
     command = PLAIN_COMMANDS.get(line.strip().lower())
     if command is not None:
-        player.put(command)
+        player.put(command, origin="key")
         return command
     text = line.strip("\n")
     return handle_key(player, text[0]) if text else None

@@ -15,7 +15,6 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from sequencer.live.player import Player
 from sequencer.web.announce import Announcer, Speaker
@@ -37,13 +36,9 @@ class PlayerView:
         return time.perf_counter()
 
     def command(self, name: str, origin: str) -> None:
-        command = WEB_COMMANDS[name]
-
-        def logged(state: dict[str, Any]) -> None:
-            self.player.log.write({"event": "command", "command": name, "origin": origin,
-                                   "t": time.perf_counter(), "message": self.player.message})
-
-        self.player.put(command, logged)
+        """Queue the command as the console's keys and OSC do; the player logs it (an
+        ``operator`` record with this origin) once it has taken it."""
+        self.player.put(WEB_COMMANDS[name], None, origin)
 
     def publish(self) -> None:
         """Build the state (in the player's thread) and make it the one pages see."""
