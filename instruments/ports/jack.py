@@ -40,6 +40,7 @@ from instruments.ports.base import LinkedOutput, PortError, choose_port
 from instruments.ports.jacklib import JackMidiClient
 
 SETTLE_TIMEOUT_S = 1.0  # longest wait for JACK to show a new connection
+STALL_S = 0.25  # no JACK cycle for this long: the server died or stalls (periods are far shorter)
 
 
 class JackOutput(LinkedOutput):
@@ -49,8 +50,9 @@ class JackOutput(LinkedOutput):
     callback_needs_gil = True
 
     _client: JackMidiClient | None = None  # the JACK client (also the watch), while open
-    _cycles_seen = -1  # the client's cycle count at the last check of the link
-    _stalled = False  # ... and it had not moved since the check before
+    _cycles_seen = -1  # the client's cycle count when it was last seen to move
+    _cycles_moved_at = 0.0  # ... and when (time.monotonic())
+    _stalled = False  # no cycle for STALL_S
     lost_in_gap = 0  # messages queued while the server was gone (see the module docstring)
     _late_before = 0  # late messages of the clients before a server restart
 
@@ -132,8 +134,10 @@ class JackOutput(LinkedOutput):
         assert self._client is not None and self.destination is not None
         if self._client.server_gone:
             return False
-        seen, self._cycles_seen = self._cycles_seen, self._client.cycles
-        self._stalled = self._cycles_seen == seen  # no cycle since the last check
+        now, cycles = time.monotonic(), self._client.cycles
+        if cycles != self._cycles_seen:  # (checks come every 2 ms while settling: by time)
+            self._cycles_seen, self._cycles_moved_at = cycles, now
+        self._stalled = now - self._cycles_moved_at > STALL_S
         if self._stalled:
             return False  # the server died or stalls
         return self.destination in self._client.connections(str(self.own_name))
