@@ -36,16 +36,12 @@ from instruments.voice_models import (
     BELL_INTERVALS,
     MAX_SAMPLE_RATE,
     MIN_SAMPLE_RATE,
-    RELEASE_S,
     SE_DAMP_S,
     VOICES,
     NoteKey,
     key_length,
     natural_length_s,
 )
-
-# the pyo backend (instruments/pyoport.py) reads the releases under this name
-_RELEASE_S = RELEASE_S
 
 # ── public helpers ──────────────────────────────────────────────────────────────────────────
 
@@ -55,7 +51,8 @@ def voice_names() -> tuple[str, ...]:
     return tuple(VOICES)
 
 
-def _canon(instrument: str) -> str:
+def voice_name(instrument: str) -> str:
+    """The catalog name of the instrument a voice is asked for (UserError if none has one)."""
     canon = canonical_instrument(instrument)
     if canon is None or canon not in VOICES:
         raise UserError(f"no voice for instrument {instrument!r}; known: {', '.join(VOICES)}")
@@ -64,12 +61,12 @@ def _canon(instrument: str) -> str:
 
 def describe(instrument: str) -> str:
     """A one-paragraph description of the voice model used for ``instrument`` (or an alias)."""
-    return VOICES[_canon(instrument)].model
+    return VOICES[voice_name(instrument)].model
 
 
 def is_sustained(instrument: str) -> bool:
     """True for voices that hold for the note's duration (笙 和 管 歌)."""
-    return VOICES[_canon(instrument)].sustained
+    return VOICES[voice_name(instrument)].sustained
 
 
 def check_sample_rate(sample_rate: int) -> None:
@@ -92,7 +89,7 @@ def note_key(
 
     Context some voices use: the 歌 sings ``lyric``; a 瑟 string is stopped ``stop_s`` after
     its pluck (the next pluck of the same string)."""
-    name = _canon(instrument)
+    name = voice_name(instrument)
     voice = VOICES[name]
     check_sample_rate(sample_rate)
     if isinstance(velocity, bool) or not isinstance(velocity, int) or not 1 <= velocity <= 127:
