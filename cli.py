@@ -19,12 +19,23 @@ import sys
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from cues.errors import UserError
 from cues.text import clock as _clock
 from cues.text import display_width, pad
 
 KIND_WIDTH = 6  # a cue's kind in the show table: up to three characters (無算樂)
+
+if TYPE_CHECKING:
+    from sequencer.live.delivery import ShowDelivery
+
+if TYPE_CHECKING:
+    from sequencer.live.showlog import ShowLog
+
+if TYPE_CHECKING:
+    from sequencer.live.player import Player
+    from sequencer.web.player_view import PlayerView, ScreenOptions
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -862,8 +873,11 @@ def _register_live(sub: argparse._SubParsersAction) -> None:
         "(樂闋: ends a looping cue at its next rest point; twice: at once), h hold, r resume, "
         "n/b skip/back, p panic (twice: CC 123/120 on every channel), +/- nudge a 射節 from its "
         "next 耦 cycle, 1/2/3/4 the judge marks a release (右 hit, 右 miss, 左 hit, 左 miss: "
-        "「不鼓不釋」, tallied live), q quit. --auto runs every cue without an operator and "
-        "exits 0 at the end.",
+        "「不鼓不釋」, tallied live), q quit (twice while music sounds). A GO within --go-guard "
+        "of the last is ignored; a GO while a follow cue waits starts nothing; a GO while music "
+        "sounds asks for a second GO, which cuts it (--go-cuts: at once). --auto runs every cue "
+        "without an operator. At the end a summary says what was not delivered: the output "
+        "lost, messages late; the exit code is then 1.",
     )
     _add_piece_target(p)
     p.add_argument("--output", required=True, metavar="SPEC",
@@ -879,6 +893,8 @@ def _register_live(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--control", metavar="URL",
                    help="OSC remote control, e.g. osc://127.0.0.1:53000 (/go /stop /panic /hold "
                         "/resume /cue/ID/start, /release SIDE HIT; replies /reply/...)")
+    p.add_argument("--remote-quit", dest="remote_quit", action="store_true",
+                   help="let OSC /quit end the show (refused otherwise)")
     p.add_argument("--midi-in", dest="midi_in", metavar="SPEC",
                    help="MIDI input for GO/stop/panic and MIDI Show Control (GO, STOP, RESUME)")
     p.add_argument("--midi-go", default="note:60", metavar="note:N|cc:N",
@@ -891,6 +907,22 @@ def _register_live(sub: argparse._SubParsersAction) -> None:
                    help="send MIDI clock (24 ppqn at the rite's tempo, start/stop/continue)")
     p.add_argument("--log", metavar="FILE.jsonl", help="append the show log (JSON lines) here")
     p.add_argument("--resume", metavar="LOG", help="start again at the last cue LOG started")
+    p.add_argument("--go-guard", dest="go_guard_s", type=float, default=1.0, metavar="S",
+                   help="the least time between two GOs; a GO sooner is ignored (default 1)")
+    p.add_argument("--go-cuts", action="store_true",
+                   help="a GO while music sounds cuts it at once (default: GO again to confirm)")
+    p.add_argument("--web", metavar="[ADDR:]PORT",
+                   help="serve the performers' 節 display (/) and the operator remote "
+                        "(/operator) on this port, loopback unless ADDR is given")
+    p.add_argument("--web-token", metavar="TOKEN",
+                   help="the token the operator page needs to give commands (else view only)")
+    p.add_argument("--web-token-file", metavar="FILE", help="read --web-token from FILE")
+    p.add_argument("--speak", action="store_true",
+                   help="announce standby and GO aloud with espeak-ng (backstage calls)")
+    p.add_argument("--plain", action="store_true",
+                   help="a plain console for screen readers: what changes, a line each; type a "
+                        "command (go, stop, hold, resume, skip, back, panic, faster, slower, "
+                        "quit) or a console key")
     _add_settings(p)
     p.set_defaults(func=cmd_live)
 
@@ -901,12 +933,40 @@ class _Terminated(Exception):
         self.signum = signum
 
 
+#: the signals that end a live show, silenced (SIGHUP: a lost terminal or SSH session)
+LIVE_SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT")
+
+
+def _catch_live_signals() -> dict[int, object]:
+    """Raise ``_Terminated`` on each of LIVE_SIGNALS (a SIGHUP ignored by ``nohup`` stays
+    ignored); returns the old handlers."""
+    import signal
+
+    def on_signal(signum: int, frame: object) -> None:
+        raise _Terminated(signum)
+
+    old = {}
+    for name in LIVE_SIGNALS:
+        number = getattr(signal, name)
+        if name == "SIGHUP" and signal.getsignal(number) is signal.SIG_IGN:
+            continue
+        old[number] = signal.signal(number, on_signal)
+    return old
+
+
+def _log_failure(log: ShowLog) -> bool:
+    """Report a show log that could not be written (the show went on); True if so."""
+    if log.error is None:
+        return False
+    _err(f"yuezheng: {log.error}; {log.lost} record(s) not written")
+    return True
+
+
 def cmd_live(args: argparse.Namespace) -> int:
     import signal
 
     from instruments.ports import parse_spec
     from sequencer.live import protocol
-    from sequencer.live.console import run_console
     from sequencer.live.midi_in import parse_trigger, start_midi_in
     from sequencer.live.osc import parse_control, start_osc
     from sequencer.live.player import Player
@@ -926,33 +986,37 @@ def cmd_live(args: argparse.Namespace) -> int:
                parse_trigger(args.midi_panic): protocol.Panic()}
     if args.control:
         parse_control(args.control)
+    screens = _screen_options(args)
     tty = sys.stdin.isatty() and sys.stdout.isatty()
-    interactive = not args.auto and tty
-    if not args.auto and not tty and not (args.control or args.midi_in):
+    interactive = not args.auto and (tty or args.plain)
+    if not (args.auto or interactive or args.control or args.midi_in or args.web):
         raise UserError("the live console needs a terminal; use --auto to run headless, or "
-                        "--control/--midi-in to be operated remotely")
+                        "--control/--midi-in/--web to be operated remotely")
 
-    def on_signal(signum: int, frame: object) -> None:
-        raise _Terminated(signum)
-
-    old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    old = _catch_live_signals()
+    if args.go_guard_s < 0:
+        raise UserError(f"--go-guard {args.go_guard_s:g}: must be 0 or more seconds")
     player = Player(rite, settings, args.output, auto=args.auto, log_path=args.log,
-                    clock_out=args.clock_out)
+                    clock_out=args.clock_out, go_guard_s=args.go_guard_s, go_cuts=args.go_cuts)
+    player.log.on_error = (lambda text: setattr(player, "message", text)) if interactive else (
+        lambda text: _err(f"yuezheng: {text}"))
     try:
         with player:
             if args.control:
-                host, port = start_osc(player, args.control)
+                host, port = start_osc(player, args.control, remote_quit=args.remote_quit)
                 if not interactive:
                     _err(f"yuezheng: OSC control on osc://{host}:{port}")
             if args.midi_in:
                 start_midi_in(player, args.midi_in, mapping)
+            view = _start_screens(player, screens, quiet=interactive and not args.plain)
             if interactive:
-                run_console(player)
+                _console(player, view if args.plain else None)
             else:  # --auto, or remote control without a terminal: until the show is done
                 player.run(stop=lambda: player.machine.done and not args.auto
                            and player.machine.pos >= len(player.machine.cues))
     except _Terminated as exc:
         _err(f"yuezheng: {signal.Signals(exc.signum).name}: silenced and stopped")
+        _log_failure(player.log)
         return 128 + exc.signum
     finally:
         for s, handler in old.items():
@@ -960,7 +1024,63 @@ def cmd_live(args: argparse.Namespace) -> int:
     if args.auto:
         _out(f"played {rite.title}: {len(rite.cues)} cues" +
              (f"; log {args.log}" if args.log else ""))
-    return EXIT_OK
+    delivery = player.delivery
+    for line in _delivery_lines(delivery):
+        _out(line)
+    failed = _log_failure(player.log)
+    if not delivery.faultless:
+        _err("yuezheng: the show was not delivered whole (see above; exit 1)")
+        return EXIT_FAILURE
+    return EXIT_FAILURE if failed else EXIT_OK
+
+
+def _delivery_lines(delivery: ShowDelivery) -> list[str]:
+    """The end-of-show summary of what was not delivered."""
+    def at(t: float) -> str:
+        seconds = t - delivery.t0
+        return f"{int(seconds // 60)}:{seconds % 60:04.1f}"
+
+    lines = []
+    for lost, regained in delivery.losses:
+        lines.append(f"OUTPUT LOST at {at(lost)}: " + (
+            "never regained — nothing sent after it was heard" if regained is None
+            else f"regained at {at(regained)}"))
+    if delivery.late:
+        per_cue = ", ".join(f"{e.key} {e.late + e.missed + e.lost}" for e in delivery.late)
+        lines.append(f"NOT ON TIME: {delivery.not_on_time} messages ({per_cue}); worst "
+                     f"{delivery.worst_s * 1000:.1f} ms late")
+    return lines or ["delivered: every message on time"]
+
+
+def _screen_options(args: argparse.Namespace) -> ScreenOptions:
+    """``live``'s screens (--web, its token, --speak, --plain), checked before the show opens."""
+    from sequencer.web.player_view import screen_options
+
+    return screen_options(args.web, args.web_token, args.web_token_file, args.speak, args.plain)
+
+
+def _start_screens(player: Player, screens: ScreenOptions, *, quiet: bool) -> PlayerView | None:
+    """Start the screens asked for (None: none); say where the web pages are unless ``quiet``."""
+    if not screens.wanted:
+        return None
+    from sequencer.web.player_view import start_screens
+
+    view, url = start_screens(player, screens)
+    if url and not quiet:
+        _err(f"yuezheng: web pages on {url} (operator: {url}operator)")
+    return view
+
+
+def _console(player: Player, plain_view: PlayerView | None) -> None:
+    """The operator's console: curses; with --plain, a line per change (printed here)."""
+    if plain_view is None:
+        from sequencer.live.console import run_console
+
+        run_console(player)
+    else:
+        from sequencer.web.plain import run_plain_console
+
+        run_plain_console(player, plain_view, _out)
 
 
 # ── commands end ────────────────────────────────────────────────────────────────────────────

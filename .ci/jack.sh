@@ -52,6 +52,14 @@ if ! "$PYTHON" -c "$has_jack" 2>/dev/null; then
     "$PYTHON" -c "$has_jack" || { echo "jack.sh: python-rtmidi still has no JACK" >&2; exit 1; }
 fi
 
+# 2b. a clean JACK registry ---------------------------------------------------------------------
+# A jackd that was killed (SIGKILL) never gives its slot in JACK's shared-memory registry back;
+# eight stale slots and no server starts ("Too many servers already active"). With no jackd
+# running, nothing in that registry is alive: clear it.
+if ! pgrep -x jackd >/dev/null 2>&1; then
+    rm -rf /dev/shm/jack-* /dev/shm/jack_* /dev/shm/jack-shm-registry 2>/dev/null || true
+fi
+
 # 3. the server -----------------------------------------------------------------------------
 if [ "$(jack_wait -c 2>/dev/null)" = running ]; then
     echo "jack.sh: a JACK server is already running"

@@ -36,7 +36,6 @@ from instruments.voice_models import (
     BELL_INTERVALS,
     MAX_SAMPLE_RATE,
     MIN_SAMPLE_RATE,
-    RELEASE_S,
     SE_DAMP_S,
     STROKE_VARIANTS,
     VOICES,
@@ -48,9 +47,6 @@ from instruments.voice_models import (
 BELL_STRIKES = ("正鼓", "側鼓")
 TWO_TONE_BELLS = frozenset({"編鐘", "鑮"})
 
-# the pyo backend (instruments/pyoport.py) reads the releases under this name
-_RELEASE_S = RELEASE_S
-
 # ── public helpers ──────────────────────────────────────────────────────────────────────────
 
 
@@ -59,7 +55,8 @@ def voice_names() -> tuple[str, ...]:
     return tuple(VOICES)
 
 
-def _canon(instrument: str) -> str:
+def voice_name(instrument: str) -> str:
+    """The catalog name of the instrument a voice is asked for (UserError if none has one)."""
     canon = canonical_instrument(instrument)
     if canon is None or canon not in VOICES:
         raise UserError(f"no voice for instrument {instrument!r}; known: {', '.join(VOICES)}")
@@ -68,12 +65,12 @@ def _canon(instrument: str) -> str:
 
 def describe(instrument: str) -> str:
     """A one-paragraph description of the voice model used for ``instrument`` (or an alias)."""
-    return VOICES[_canon(instrument)].model
+    return VOICES[voice_name(instrument)].model
 
 
 def is_sustained(instrument: str) -> bool:
     """True for voices that hold for the note's duration (笙 和 管 歌)."""
-    return VOICES[_canon(instrument)].sustained
+    return VOICES[voice_name(instrument)].sustained
 
 
 def check_sample_rate(sample_rate: int) -> None:
@@ -99,7 +96,7 @@ def note_key(
     編鐘 or 鑮 note strikes (the note's pitch is the struck tone); ``variant`` (any integer,
     taken modulo STROKE_VARIANTS) the strike position of a struck voice.  Each is ignored by
     the voices it does not concern."""
-    name = _canon(instrument)
+    name = voice_name(instrument)
     voice = VOICES[name]
     check_sample_rate(sample_rate)
     if isinstance(velocity, bool) or not isinstance(velocity, int) or not 1 <= velocity <= 127:

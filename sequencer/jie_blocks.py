@@ -2,7 +2,8 @@
 
 Each run of 節 is a block — a new block starts where ``k`` goes back to 1 — and is checked as a
 grid with index ``k - 1``, so a missing 節 does not shift the others; it is reported, and its
-block fails.
+block fails; so does a block with a 節 that a show log marks with a delivery fault (the output
+lost, messages late: ``sequencer.log_faults``).
 
 A compiled timeline gives the same blocks for a recording (:func:`stroke_grids`): each 射節
 cue's span, and the equal grid its drum strokes are due on.
@@ -30,6 +31,7 @@ class JieOnset:
     n: int
     where: str  # "file.mid: track 1, tick 960" or "show.jsonl:12", for messages
     hint: str | None  # the cue the 節 belongs to, when known
+    fault: str | None = None  # why it may not have been heard on time (a show log says so)
 
 
 def jie_blocks(jie: Sequence[JieOnset]) -> list[list[JieOnset]]:
@@ -79,6 +81,10 @@ def check_jie_blocks(jie: Sequence[JieOnset], tolerance_ms: float) -> tuple[Bloc
                 ok=False,
                 notes=report.notes + (f"missing 節 {shown} of {n}: the block is incomplete",),
             )
+        faults = list(dict.fromkeys(j.fault for j in block if j.fault))
+        if faults:
+            report = replace(report, ok=False, notes=report.notes + tuple(
+                f"not delivered on time — {fault}" for fault in faults))
         reports.append(report)
     return tuple(reports)
 

@@ -13,9 +13,10 @@
   ``t`` — seconds (a number) on the player's monotonic show clock; any origin, the same for all
   records of the file. ``k`` — the 節's number, 1…``n`` (1 is the first listening 節). ``n`` — the
   number of 節 of the 射節 (an integer ≥ 1). ``cue`` — optional: the id of the cue the 節 belongs
-  to, used as the block's label. Other keys are allowed and ignored. Records with any other
-  ``"event"`` (or none) are ignored, as are blank lines; a line that is not a JSON object is an
-  error.
+  to, used as the block's label. Other keys are allowed and ignored. The delivery records
+  (``output-lost``, ``output-regained``, ``late``: see ``sequencer.log_faults``) mark the 節
+  that may not have been heard on time. Records with any other ``"event"`` (or none) are
+  ignored, as are blank lines; a line that is not a JSON object is an error.
 
 An unreadable or unknown file, or a malformed 節 marker or log record, raises ``UserError``.
 """
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING
 from cues.errors import UserError
 from sequencer.events import parse_jie_text
 from sequencer.jie_blocks import JieOnset
+from sequencer.log_faults import LogFaults
 from sequencer.midifile import TempoMap, absolute_events
 
 if TYPE_CHECKING:
@@ -106,7 +108,8 @@ def read_audio_onsets(path: Path) -> tuple[list[float], int]:
 
 
 def read_log_jie(path: Path) -> list[JieOnset]:
-    """The 節 records of a live show log (format in the module docstring), in file order."""
+    """The 節 records of a live show log (format in the module docstring), in file order,
+    each marked with its delivery fault, if any."""
     require_file(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -115,22 +118,31 @@ def read_log_jie(path: Path) -> list[JieOnset]:
     except OSError as exc:
         raise UserError(f"{path}: cannot read ({exc.strerror})") from exc
     jie: list[JieOnset] = []
+    faults = LogFaults()
     for lineno, line in enumerate(text.splitlines(), start=1):
         if line.strip():
-            record = _log_record(line, f"{path}:{lineno}")
-            if record is not None:
-                jie.append(record)
-    return jie
+            record = _log_object(line, f"{path}:{lineno}")
+            onset = _log_jie(record, f"{path}:{lineno}")
+            faults.note(record)
+            if onset is not None:
+                jie.append(onset)
+    return faults.mark(jie)
 
 
-def _log_record(line: str, where: str) -> JieOnset | None:
-    """The 節 of one log line, None for a record of another event (UserError if malformed)."""
+def _log_object(line: str, where: str) -> dict:
+    """One log line's JSON object (UserError if it is not one)."""
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
         raise UserError(f"{where}: not JSON ({exc.msg}, column {exc.colno})") from exc
     if not isinstance(record, dict):
         raise UserError(f"{where}: each line must be a JSON object")
+    return record
+
+
+def _log_jie(record: dict, where: str) -> JieOnset | None:
+    """The 節 of one log record, None for a record of another event (UserError if
+    malformed)."""
     if record.get("event") != "jie":
         return None
     t, k, n = record.get("t"), record.get("k"), record.get("n")

@@ -8,7 +8,7 @@ no traceback, within ``MAX_RSS_MB`` and ``MAX_SECONDS``.  The child's address sp
 from __future__ import annotations
 
 import os
-import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -41,28 +41,42 @@ class Run:
         assert self.seconds <= MAX_SECONDS, what
 
 
-def _cap_memory() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_CAP, ADDRESS_SPACE_CAP))
+# The CLI is started by a small launcher process, and the launcher reports its child's peak
+# memory: a child forked straight from pytest would count pytest's own pages (hundreds of MB
+# after a long run) in its peak, since Linux keeps the pre-exec peak across exec.
+LAUNCHER = """
+import os, resource, subprocess, sys
+cap = int(sys.argv[2])
+resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+code = subprocess.call(sys.argv[3:])
+peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+with open(sys.argv[1], "w") as report:
+    report.write(f"{code} {peak_kb}")
+"""
 
 
 def run_cli(*args: str, cwd: Path | None = None, timeout: float = MAX_SECONDS * 2) -> Run:
     """``yuezheng ARGS`` in a child process (killed after ``timeout`` s), measured."""
     env = {**os.environ, "JACK_NO_START_SERVER": "1", "MPLBACKEND": "Agg"}
     env.pop("YUEZHENG_DEBUG", None)
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r") as report:
         start = time.monotonic()
-        child = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), *args], cwd=cwd or ROOT,
-                                 env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                 preexec_fn=_cap_memory)
-        timer = threading.Timer(timeout, child.kill)
+        launcher = subprocess.Popen(
+            [sys.executable, "-c", LAUNCHER, report.name, str(ADDRESS_SPACE_CAP),
+             sys.executable, str(ROOT / "cli.py"), *args],
+            cwd=cwd or ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+            start_new_session=True)
+        timer = threading.Timer(timeout, os.killpg, (launcher.pid, signal.SIGKILL))
         timer.start()
         try:
-            _, status, usage = os.wait4(child.pid, 0)
+            launcher.wait()
         finally:
             timer.cancel()
-        child.returncode = os.waitstatus_to_exitcode(status)  # already reaped by wait4
         seconds = time.monotonic() - start
+        fields = report.read().split()
+        code, peak_kb = (int(fields[0]), int(fields[1])) if len(fields) == 2 else (-9, 0)
         out.seek(0)
         err.seek(0)
-        return Run(child.returncode, out.read().decode("utf-8", "replace"),
-                   err.read().decode("utf-8", "replace"), seconds, usage.ru_maxrss / 1024)
+        return Run(code, out.read().decode("utf-8", "replace"),
+                   err.read().decode("utf-8", "replace"), seconds, peak_kb / 1024)

@@ -65,10 +65,13 @@ def test_go_follow_and_waits() -> None:
 
 def test_double_go_is_ignored() -> None:
     m = _show()
+    m.pos = 4
     assert m.go(0.0)
-    assert m.go(0.3) == []  # within 0.5 s: an accident
-    assert m.standby.id == "c"
-    assert m.go(0.6)[0] == StartCue("c", 0.6)
+    m.back()
+    assert m.go(0.5) == []  # within the 1 s guard: an accident
+    assert m.standby.id == "e"
+    m.tick(2.0)  # e has ended
+    assert m.go(2.0)[0] == StartCue("e", 2.0)
 
 
 def test_stop_ends_a_looping_cue_at_its_next_rest_point_and_after_follows() -> None:

@@ -152,7 +152,7 @@ def test_osc_go_and_panic(jack) -> None:
     sock.bind(("127.0.0.1", 0))
     sock.settimeout(5.0)
     proc = _live("xiang-she", "--from", "wu-suan-yue", "--until", "gai", "--control",
-                 f"osc://127.0.0.1:{port}", "--output", f"jack:{rx.port_name}")
+                 f"osc://127.0.0.1:{port}", "--remote-quit", "--output", f"jack:{rx.port_name}")
     try:
         deadline = time.perf_counter() + 20
         state = None
@@ -169,6 +169,7 @@ def test_osc_go_and_panic(jack) -> None:
         assert b"\xb0\x7b\x00" not in rx.data()  # stage 1: note-offs only
         assert _osc(sock, port, "/panic")["panic"] == 2
         assert rx.wait_for(lambda got: b"\xbf\x78\x00" in got, 2.0)
+        time.sleep(1.0)  # the GO guard: 1 s between GOs
         state = _osc(sock, port, "/cue/gai/start")
         assert state["running"] == ["gai"] and state["standby"] is None
         _osc(sock, port, "/quit")
@@ -243,6 +244,8 @@ def test_console_over_tmux(jack, tmp_path: Path) -> None:
         subprocess.run(["tmux", "send-keys", "-t", session, "1"], check=True)
         assert wait_screen("射 tally she-jie"), screen()
         subprocess.run(["tmux", "send-keys", "-t", session, "q"], check=True)
+        assert wait_screen("q again to quit"), screen()  # music sounds: confirm
+        subprocess.run(["tmux", "send-keys", "-t", session, "q"], check=True)
         deadline = time.perf_counter() + 10
         while time.perf_counter() < deadline and session in subprocess.run(
                 ["tmux", "ls"], capture_output=True, text=True).stdout:
@@ -264,7 +267,7 @@ def test_releases_marked_live_are_judged(jack, tmp_path: Path) -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.settimeout(2.0)
     proc = _live("xiang-she", "--from", "she-jie", "--until", "she-jie", "--auto",
-                 "--jie-seconds", "1", "--control", f"osc://127.0.0.1:{port}",
+                 "--jie-seconds", "1", "--control", f"osc://127.0.0.1:{port}", "--remote-quit",
                  "--output", f"jack:{rx.port_name}", "--log", str(log))
     try:
         start = None

@@ -232,6 +232,7 @@ def test_back_restarts_the_previous_cue(tmp_path: Path) -> None:
         player.put(Back())
         player.step(0.01)
         assert player.machine.standby.id == "c"
+        _step_for(player, 1.0)  # the GO guard: 1 s between GOs
         player.put(Go())
         _step_until(player, _ended(player, "c", 2))
         player.put(Quit())

@@ -22,6 +22,8 @@ def test_wheel_carries_the_data(tmp_path: Path) -> None:
                    for p in (ROOT / "cues/data/sources" / folder).iterdir()]
     missing = [n for n in needed if n not in names]
     assert not missing, missing
-    for package in ("cues", "sequencer", "instruments"):
-        modules = {f"{package}/{p.name}" for p in (ROOT / package).glob("*.py")}
+    for package in ("cues", "sequencer", "instruments"):  # every module of every subpackage
+        modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / package).rglob("*.py")}
         assert modules <= names, modules - names
+    static = {p.relative_to(ROOT).as_posix() for p in (ROOT / "sequencer/web/static").iterdir()}
+    assert static <= names, static - names

@@ -23,6 +23,13 @@ at every turn; exactness comes from the frame placement, not from the wake-up).
 A ``jack:`` output holds a ``JackMidiClient`` (``instruments.ports.jacklib``), which is also
 its watch on the connection: losing the destination (disconnected, or its client gone) is
 noticed by ``maintain()``, and when it comes back the port reconnects and ends the cut notes.
+A server that dies or stalls counts as a loss too: libjack's cached graph still shows the
+connection then, but JACK no longer runs the client's cycles.
+A JACK server that goes away (``JackMidiClient.server_gone``) is rejoined the same way: each
+``maintain()`` while it is down tries a new client (port registered again, connected again);
+the messages queued on the dead client were due while there was no server and are dropped,
+counted in ``lost_in_gap``. A connection JACK says already exists (a patchbay that
+auto-connects new ports made it first) counts as made.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from instruments.ports.base import LinkedOutput, PortError, choose_port
 from instruments.ports.jacklib import JackMidiClient
 
 SETTLE_TIMEOUT_S = 1.0  # longest wait for JACK to show a new connection
+STALL_S = 0.25  # no JACK cycle for this long: the server died or stalls (periods are far shorter)
 
 
 class JackOutput(LinkedOutput):
@@ -42,13 +50,14 @@ class JackOutput(LinkedOutput):
     callback_needs_gil = True
 
     _client: JackMidiClient | None = None  # the JACK client (also the watch), while open
+    _cycles_seen = -1  # the client's cycle count when it was last seen to move
+    _cycles_moved_at = 0.0  # ... and when (time.monotonic())
+    _stalled = False  # no cycle for STALL_S
+    lost_in_gap = 0  # messages queued while the server was gone (see the module docstring)
+    _late_before = 0  # late messages of the clients before a server restart
 
     def _open(self) -> None:
-        try:
-            client = JackMidiClient(self.client_name, self.port_name).open()
-        except OSError as exc:
-            raise PortError(f"libjack is not usable ({exc}): install JACK "
-                            "(Debian: jackd2)") from exc
+        client = self._new_client()
         try:
             if not self.spec.virtual:
                 inputs = client.midi_ports(inputs=True)
@@ -60,10 +69,33 @@ class JackOutput(LinkedOutput):
             client.close()
             raise
         self._client = client
-        self.own_name = client.own_name
-        self.settle_s = max(0.01, 3 * client.period_s + 0.005)
         self._opened()
         self._settle()
+
+    def _new_client(self) -> JackMidiClient:
+        """A new activated client with our port (PortError without a server)."""
+        try:
+            client = JackMidiClient(self.client_name, self.port_name).open()
+        except OSError as exc:
+            raise PortError(f"libjack is not usable ({exc}): install JACK "
+                            "(Debian: jackd2)") from exc
+        self.own_name = client.own_name
+        self.settle_s = max(0.01, 3 * client.period_s + 0.005)
+        return client
+
+    def _rejoin(self) -> bool:
+        """The server went away: open a client on the new one, if there is one yet."""
+        old = self._client
+        assert old is not None
+        try:
+            client = self._new_client()
+        except PortError:
+            return False
+        self.lost_in_gap += old.pending()
+        self._late_before += old.late
+        old.close()
+        self._client = client
+        return True
 
     def _settle(self) -> None:
         """Wait until JACK shows the new connection and has run a few cycles with it: a
@@ -81,7 +113,7 @@ class JackOutput(LinkedOutput):
     @property
     def late(self) -> int:
         """Messages that missed their frame (handed over too late)."""
-        return self._client.late if self._client is not None else 0
+        return self._late_before + (self._client.late if self._client is not None else 0)
 
     def _send(self, data: bytes) -> None:
         assert self._client is not None
@@ -100,11 +132,26 @@ class JackOutput(LinkedOutput):
 
     def _linked(self) -> bool:
         assert self._client is not None and self.destination is not None
+        if self._client.server_gone:
+            return False
+        now, cycles = time.monotonic(), self._client.cycles
+        if cycles != self._cycles_seen:  # (checks come every 2 ms while settling: by time)
+            self._cycles_seen, self._cycles_moved_at = cycles, now
+        self._stalled = now - self._cycles_moved_at > STALL_S
+        if self._stalled:
+            return False  # the server died or stalls
         return self.destination in self._client.connections(str(self.own_name))
 
     def _relink(self) -> bool:
-        """Connect again (the destination may be back under the same or a new name)."""
+        """Connect again (the destination may be back under the same or a new name), on a
+        new client if the server went away."""
         assert self._client is not None
+        if self._client.server_gone:
+            if not self._rejoin():
+                return False
+            self._cycles_seen, self._stalled = -1, False  # a new client's own cycles
+        elif self._stalled:
+            return False  # JACK runs no cycles: nothing to connect to
         inputs = self._client.midi_ports(inputs=True)
         target = self.destination if self.destination in inputs else None
         if target is None:

@@ -6,14 +6,19 @@ each message with its frame: the tests' and the jitter benchmark's).
 
 The process callbacks are Python: they need the GIL once per period.
 
-Clock: JACK's cycle times are in ``jack_get_time()`` microseconds; each period maps them to
-``perf_counter`` by reading both clocks together, so the two need not share an epoch.
+A JACK server that goes away (killed, restarted) tells each activated client through its
+shutdown callback: ``server_gone`` is then True, and that client is only dropped (closing it
+is skipped: libjack can crash there); a new one has to be opened. libjack's own error and info
+messages (such as "Cannot connect to server socket" while a server is down) are not printed:
+a failure is reported by the caller, once. ``connect()`` counts a connection that already
+exists (a patchbay made it first) as made.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import errno
 import functools
 import time
 from collections import deque
@@ -29,6 +34,8 @@ MIDI_TYPE = b"8 bit raw midi"
 AUDIO_TYPE = b"32 bit float mono audio"
 
 _PROCESS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint32, ctypes.c_void_p)
+_SHUTDOWN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+_MESSAGE = ctypes.CFUNCTYPE(None, ctypes.c_char_p)
 
 
 class _MidiEvent(ctypes.Structure):
@@ -55,6 +62,9 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
                                 ctypes.c_ulong]),
     "jack_port_name": (ctypes.c_char_p, [_P]),
     "jack_set_process_callback": (ctypes.c_int, [_P, _PROCESS, _P]),
+    "jack_on_shutdown": (None, [_P, _SHUTDOWN, _P]),
+    "jack_set_error_function": (None, [_MESSAGE]),
+    "jack_set_info_function": (None, [_MESSAGE]),
     "jack_activate": (ctypes.c_int, [_P]),
     "jack_deactivate": (ctypes.c_int, [_P]),
     "jack_port_get_buffer": (_P, [_P, _U32]),
@@ -69,6 +79,11 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
 }
 
 
+@_MESSAGE
+def _quiet(message: bytes) -> None:
+    """libjack's error and info messages, not printed (see the module docstring)."""
+
+
 @functools.cache
 def libjack() -> Any:
     """libjack with the signatures of every function used here (OSError when missing)."""
@@ -77,6 +92,8 @@ def libjack() -> Any:
         function = getattr(lib, name)
         function.restype = restype
         function.argtypes = argtypes
+    lib.jack_set_error_function(_quiet)
+    lib.jack_set_info_function(_quiet)
     return lib
 
 
@@ -141,7 +158,9 @@ class JackWatch:
         return self._strings(lib.jack_port_get_all_connections(self._client, port))
 
     def connect(self, source: str, destination: str) -> bool:
-        return self._lib.jack_connect(self._client, source.encode(), destination.encode()) == 0
+        """Connect two ports; True also when they already were (EEXIST)."""
+        result = self._lib.jack_connect(self._client, source.encode(), destination.encode())
+        return result in (0, errno.EEXIST)
 
     def period(self) -> tuple[int, int]:
         """(frames per period, sample rate) of the running server."""
@@ -186,7 +205,12 @@ class ActiveClient(JackWatch):
     def __init__(self, client_name: str) -> None:
         super().__init__(client_name)
         self._callback = _PROCESS(self._process)  # kept: JACK calls it until close
+        self._on_shutdown = _SHUTDOWN(self._server_gone)
         self._active = False
+        self.server_gone = False
+
+    def _server_gone(self, _arg: object) -> None:
+        self.server_gone = True
 
     def _process(self, nframes: int, _arg: object) -> int:
         return 0
@@ -202,6 +226,7 @@ class ActiveClient(JackWatch):
 
     def _activate(self) -> None:
         lib = self._lib
+        lib.jack_on_shutdown(self._client, self._on_shutdown, None)
         if (lib.jack_set_process_callback(self._client, self._callback, None) != 0
                 or lib.jack_activate(self._client) != 0):
             super().close()
@@ -209,6 +234,8 @@ class ActiveClient(JackWatch):
         self._active = True
 
     def close(self) -> None:
+        if self.server_gone:  # libjack may crash closing a client of a dead server: let it be
+            self._client = None
         if self._client and self._active:
             self._lib.jack_deactivate(self._client)
             self._active = False
@@ -266,9 +293,13 @@ class JackMidiClient(ActiveClient):
         """Wait until every queued message has been written to JACK (and one more period has
         passed, so the last one has been delivered)."""
         deadline = time.perf_counter() + timeout
-        while self._queue and time.perf_counter() < deadline:
+        while self._queue and time.perf_counter() < deadline and not self.server_gone:
             time.sleep(0.002)
-        time.sleep(2 * self.period_s)
+        # two more cycles (counted, not timed: a late cycle under load still counts once)
+        cycles = self.cycles + 2
+        while (self.cycles < cycles and time.perf_counter() < deadline
+               and not self.server_gone):
+            time.sleep(0.001)
         return not self._queue
 
     # the JACK thread ---------------------------------------------------------------------------

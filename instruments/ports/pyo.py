@@ -65,6 +65,7 @@ from instruments.ports.pyotables import (
     nearest_table,
     render_tables,
 )
+from instruments.voice_models import RELEASE_S
 
 BACKENDS = ("jack", "portaudio")
 DEFAULT_BEND_RANGE = 2  # semitones, until an RPN 0 says otherwise (yuezheng's files send ±2)
@@ -202,7 +203,7 @@ class PyoOutput(OutputPort):
         self._chain = [mixer, comp, out]
         # everything a note-on needs, ready before the show (the first note must not wait)
         self._gain = {name: self._gains(name) for name in self._tables}
-        self._release = {name: voices._RELEASE_S.get(name, PANIC_FADE_S) for name in self._tables}
+        self._release = {name: RELEASE_S.get(name, PANIC_FADE_S) for name in self._tables}
         self._sustain = {name: voices.is_sustained(name) for name in self._tables}
         self._warm_up()
 

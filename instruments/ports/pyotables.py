@@ -48,7 +48,7 @@ def render_tables(notes: Iterable[LiveNote], sample_rate: int,
     server exists: the offline renders use servers of their own)."""
     longest: dict[tuple[str, float | None, int], float] = {}
     for n in notes:
-        name = voices._canon(n.instrument)
+        name = voices.voice_name(n.instrument)
         hz = round(n.hz, 6) if n.hz is not None and CATALOG[name].pitched else None
         key = (name, hz, int(n.velocity))
         longest[key] = max(longest.get(key, 0.0), float(n.duration_s))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cues.text import clip, pad
 from sequencer.live.player import Player
 from sequencer.live.protocol import (
     Back,
@@ -30,7 +31,7 @@ KEYS: dict[str, PlayerCommand] = {
     "1": MarkRelease("右", True), "2": MarkRelease("右", False),
     "3": MarkRelease("左", True), "4": MarkRelease("左", False),
 }
-HELP = ("space GO   s stop/樂闋   h hold   r resume   n/b skip/back   "
+HELP = ("space GO   s stop/樂闋   h hold   r resume   n/b skip/back\n"
         "p panic (twice: all off)   +/- nudge 射節   q quit\n"
         "射 releases: 1 右 hit   2 右 miss   3 左 hit   4 左 miss")
 
@@ -48,7 +49,7 @@ def handle_key(player: Player, key: str) -> PlayerCommand | None:
     """Queue the command a key asks for; returns it (None for other keys)."""
     command = KEYS.get(key.lower() if key != " " else key)
     if command is not None:
-        player.put(command)
+        player.put(command, origin="key")
     return command
 
 
@@ -81,7 +82,7 @@ def screen(snap: Snapshot) -> list[str]:
     running = {r[0] for r in snap.running}
     for cid, kind, title, status in snap.cues:
         mark = "▶" if cid in running else ("→" if cid == snap.standby else " ")
-        lines.append(f" {mark} {cid:<18} {kind:<4} {status:<8} {title}")
+        lines.append(f" {mark} {pad(cid, 18)} {pad(kind, 6)} {pad(status, 8)} {title}")
     lines.append("")
     for cid, elapsed, remaining in snap.running:
         lines.append(f"running {cid}: elapsed {_clock(elapsed)}  remaining {_clock(remaining)}")
@@ -117,7 +118,7 @@ def run_console(player: Player) -> None:
             height, width = win.getmaxyx()
             for y, line in enumerate(screen(player.snapshot())[:height - 1]):
                 try:
-                    win.addnstr(y, 0, line, max(1, width - 1))
+                    win.addstr(y, 0, clip(line, max(1, width - 1)))
                 except curses.error:
                     pass
             win.refresh()

@@ -14,8 +14,12 @@ a ``FakeClock`` and compare exact lists::
 The discipline (after Linux Show Player's cue lifecycle):
 
 - The **standby** cue is the next one the operator starts; its ``at`` text is the ritual moment
-  to watch for. **GO** starts it after its pre-wait. A second GO within ``double_go_s`` (0.5 s)
-  of an accepted one is ignored.
+  to watch for. **GO** starts it after its pre-wait, under the rules of
+  ``sequencer.live.go_safety``: a GO within ``go_guard_s`` (1 s) of the last is ignored; a GO
+  while a cue waits to start (a ``follow`` cue, a pre-wait) starts nothing new; a GO while music
+  sounds asks for a second press, which cuts that music (at once, with note-offs: a cut cue's
+  ``follow`` cue then runs instead) and starts the standby (``go_cuts``: the first press does).
+  Why a GO did nothing is in ``go_refusal``.
 - A cue **ends** when its music has played once (its span), unless it **runs until stopped**: a
   cue with a stop rule (「樂闋」 at a moment of the text) or an operator-ended cue (無算樂) loops
   its music until **stop**. Stop ends it at its next **rest point** (the first moment at least
@@ -41,6 +45,7 @@ import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from sequencer.live.go_safety import DEFAULT_GO_GUARD_S, GoDecision, GoSafety
 from sequencer.live.protocol import (
     CancelCue,
     CueAction,
@@ -96,19 +101,20 @@ class CueList:
     """The live state of a show (see the module docstring)."""
 
     def __init__(self, cues: Sequence[CueInfo], *, auto: bool = False, go_gap_s: float = 2.0,
-                 double_go_s: float = 0.5, stop_lead_s: float = 0.05) -> None:
+                 go_guard_s: float = DEFAULT_GO_GUARD_S, go_cuts: bool = False,
+                 stop_lead_s: float = 0.05) -> None:
         if not cues:
             raise ValueError("a show needs at least one cue")
         self.cues = list(cues)
         self.index = {c.id: i for i, c in enumerate(self.cues)}
         self.auto = auto
         self.go_gap_s = go_gap_s
-        self.double_go_s = double_go_s
+        self.safety = GoSafety(go_guard_s, cuts=go_cuts)
+        self.go_refusal = ""  # why the last GO or quit did nothing ("": it went ahead)
         self.stop_lead_s = stop_lead_s
         self.pos = 0  # the standby cue
         self.runs: dict[str, CueRun] = {}
         self.held_at: float | None = None
-        self.last_go: float | None = None
         self.panic_stage = 0
         self.log: list[CueLogEntry] = []  # start/end records, in order
         self.finished_at: float | None = None
@@ -158,23 +164,58 @@ class CueList:
             return self._start_standby(now)
         return []
 
+    def sounding(self) -> list[str]:
+        """Cues whose music plays and is not already ending (a GO would cut them)."""
+        return [cid for cid, r in self.runs.items() if r.status == CueStatus.RUNNING
+                and self.cues[self.index[cid]].length_s > 0]
+
     def go(self, now: float) -> list[CueAction]:
         if self.held or self.standby is None:
+            self.go_refusal = "GO ignored: " + ("held" if self.held else "no cue at standby")
             return []
-        if self.last_go is not None and now - self.last_go < self.double_go_s:
-            return []  # an accidental double GO
-        self.last_go = now
-        return self._start_standby(now)
+        decision = self._decide(now, self.standby.id)
+        if not decision.go:
+            return []
+        before = self.pos
+        out = self._cut(decision.cut, now)
+        if self.pos != before:  # the cut cue's follow cue runs now: that was this GO's cue
+            return out + self.tick(now)
+        return out + self._start_standby(now)
 
     def start_cue(self, cue_id: str, now: float) -> list[CueAction]:
         """Make ``cue_id`` the standby cue and GO (OSC ``/cue/{id}/start``)."""
         if cue_id not in self.index:
             raise KeyError(cue_id)
-        if self.held or (self.last_go is not None and now - self.last_go < self.double_go_s):
+        if self.held:
+            self.go_refusal = "GO ignored: held"
             return []
+        decision = self._decide(now, cue_id)
+        if not decision.go:
+            return []
+        out = self._cut(decision.cut, now)
         self.pos = self.index[cue_id]
-        self.last_go = now
-        return self._start_standby(now)
+        return out + self._start_standby(now)
+
+    def may_quit(self, now: float) -> bool:
+        """A quit while music sounds needs a second press (``go_refusal`` says so)."""
+        self.go_refusal = self.safety.quit(now, self.sounding())
+        return not self.go_refusal
+
+    def _decide(self, now: float, target: str) -> GoDecision:
+        decision = self.safety.go(now, target, self.sounding(), self.waiting())
+        self.go_refusal = decision.reason
+        return decision
+
+    def _cut(self, cue_ids: tuple[str, ...], now: float) -> list[CueAction]:
+        """End the cues at once (a confirmed GO over sounding music)."""
+        out: list[CueAction] = []
+        for cid in cue_ids:
+            r = self.runs[cid]
+            known = r.end is not None
+            r.end, r.status = now, CueStatus.ENDING
+            out.append(CancelCue(cid))
+            out += self._reschedule_followers(cid) if known else self._end_known(cid)
+        return out
 
     def stop(self, now: float) -> list[CueAction]:
         """樂闋: end what runs — looping cues at their next rest point, a second stop (or a cue

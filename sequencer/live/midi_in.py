@@ -3,17 +3,23 @@
 A note-on or a controller (value above 0) mapped with ``--midi-go/--midi-stop/--midi-panic``
 (``note:N`` or ``cc:N``) asks for its command; MIDI Show Control ``F0 7F dev 02 fmt cmd … F7``
 GO asks for GO, STOP for hold, RESUME for resume.
+
+Every incoming message is checked first (a complete MIDI message: ``check_message``); a bad
+one is dropped and reported, rate-limited, and commands reach the player through a
+``ControlGate`` (coalesced and paced: a flood of notes cannot starve the show; a panic jumps
+it). Nothing that arrives can raise into rtmidi's callback thread.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from cues.errors import UserError
-from instruments.midi import CONTROL_CHANGE, SYSEX, is_note_on, kind_of
+from instruments.midi import CONTROL_CHANGE, SYSEX, check_message, is_note_on, kind_of
 from instruments.ports import PortError, parse_spec
 from instruments.ports.base import choose_port
 from instruments.ports.rtmidi import rtmidi_api
+from sequencer.live.control_gate import ControlGate, shown
 from sequencer.live.player import Player
 from sequencer.live.protocol import Go, Hold, PlayerCommand, Resume
 
@@ -52,6 +58,22 @@ def midi_command(data: bytes | Sequence[int],
     return None
 
 
+def midi_callback(gate: ControlGate, mapping: Mapping[Trigger, PlayerCommand]
+                  ) -> Callable[[tuple[list[int], float], object], None]:
+    """rtmidi's callback: each message checked, its command offered to the gate; a bad
+    message (or event) is complained of, never raised into rtmidi's thread."""
+    def callback(event: tuple[list[int], float], _data: object) -> None:
+        try:
+            command = midi_command(check_message(event[0]), mapping)
+        except Exception as exc:
+            gate.complain(f"{shown(event)}: {exc}")
+            return
+        if command is not None:
+            gate.offer(command)
+
+    return callback
+
+
 def start_midi_in(player: Player, spec: str, mapping: Mapping[Trigger, PlayerCommand]) -> str:
     """Listen on a MIDI input (``jack:PORT`` an existing output to connect from,
     ``jack-virtual:NAME`` a new input others connect to, ``alsa:``/``virtual:`` likewise) until
@@ -74,12 +96,7 @@ def start_midi_in(player: Player, spec: str, mapping: Mapping[Trigger, PlayerCom
         midi_in.delete()
         raise
 
-    def callback(event: tuple[list[int], float], _data: object) -> None:
-        command = midi_command(event[0], mapping)
-        if command is not None:
-            player.put(command)
-
-    midi_in.set_callback(callback)
+    midi_in.set_callback(midi_callback(ControlGate(player, "MIDI in", "midi"), mapping))
 
     def close() -> None:
         midi_in.cancel_callback()

@@ -26,42 +26,33 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cues.errors import UserError
 from cues.model import Rite
 from instruments.midi import CLOCK, CONTINUE, START, STOP
 from sequencer.compiler import CompileSettings, compile_rite
 from sequencer.cueschedule import CueSchedule, JieMark, cue_schedules
 from sequencer.events import Timeline
-from sequencer.judge import DEFAULT_TOLERANCE_MS, Release, ShootingSetup, Tally, shooting_setup
+from sequencer.judge import DEFAULT_TOLERANCE_MS, Release, ShootingSetup, Tally
 from sequencer.live.cuelist import CueInfo, CueList
+from sequencer.live.delivery import ShowDelivery
+from sequencer.live.go_safety import DEFAULT_GO_GUARD_S
+from sequencer.live.operator import OperatorCommands
 from sequencer.live.protocol import (
     CLOCK_KEY,
-    Back,
     CancelCue,
     CueAction,
     CueEnded,
-    Go,
-    GoCue,
-    Hold,
     HoldOutput,
     MarkPassed,
-    MarkRelease,
-    Nudge,
+    MessagesLate,
     OutputLost,
     OutputReconnected,
-    Panic,
     PanicOutput,
     PlayerCommand,
-    Quit,
     Request,
-    Resume,
     ResumeOutput,
-    SenderEvent,
     SenderFailed,
     SendNow,
-    Skip,
     StartCue,
-    Stop,
 )
 from sequencer.live.schedule import marked_schedule, output_options
 from sequencer.live.sender import ShowSender
@@ -69,7 +60,6 @@ from sequencer.live.showlog import ShowLog
 from sequencer.live.views import PlayerViews
 
 LEAD_S = 0.05  # a command takes effect this long after it is given (time to reach the sender)
-NUDGE = 1.02  # a tempo nudge stretches (slower) or shrinks (faster) the 射節 by this factor
 CLOCK_START, CLOCK_CONTINUE, CLOCK_STOP = bytes((START,)), bytes((CONTINUE,)), bytes((STOP,))
 
 
@@ -90,26 +80,31 @@ def cue_infos(rite: Rite, schedules: dict[str, CueSchedule]) -> list[CueInfo]:
     return out
 
 
-class Player(PlayerViews):
+class Player(OperatorCommands, PlayerViews):
     """A live show (see the module docstring). ``open()``, then ``step()`` in a loop (or
     ``run()``), then ``close()``; or ``with``."""
 
     def __init__(self, rite: Rite, settings: CompileSettings, spec: str, *, auto: bool = False,
                  log_path: str | Path | None = None, clock_out: bool = False,
-                 client_name: str = "yuezheng", lead_s: float = LEAD_S) -> None:
+                 client_name: str = "yuezheng", lead_s: float = LEAD_S,
+                 go_guard_s: float = DEFAULT_GO_GUARD_S, go_cuts: bool = False) -> None:
         self.rite = rite
         self.settings = settings
         self.timeline: Timeline = compile_rite(rite, settings)
         self.schedules = cue_schedules(self.timeline)
         self.machine = CueList(cue_infos(rite, self.schedules), auto=auto,
-                               go_gap_s=float(settings.go_gap_s))
+                               go_gap_s=float(settings.go_gap_s), go_guard_s=go_guard_s,
+                               go_cuts=go_cuts)
         self.sender = ShowSender(spec, client_name=client_name,
                                  options=output_options(spec, self.timeline))
         self.log = ShowLog(log_path)
         self.clock_out = clock_out
         self.lead_s = lead_s
         self.requests: queue.Queue[Request] = queue.Queue()
-        self.message = ""
+        self.message = ""  # the console's line: the last action and what came of it
+        self.refusal = ""  # why the last command did nothing ("": it did what was asked)
+        self.asking = ""  # the origin of the command being done
+        self.delivery = ShowDelivery()  # what was not delivered on time
         self.control = ""  # the remote control's address, for the console
         self.quit = False
         self.judge_tolerance_s = DEFAULT_TOLERANCE_MS / 1000.0
@@ -122,20 +117,17 @@ class Player(PlayerViews):
         self._logged = 0
         self._clock_running = False
         self._closers: list[Callable[[], None]] = []
+        self._watchers: list[Callable[[], None]] = []
         self._started: set[str] = set()
         self._ended: set[str] = set()
-        self._obey: dict[type, Callable[[Any, float], list[CueAction]]] = {
-            Go: self._go, GoCue: self._go_cue, Stop: self._stop, Hold: self._hold,
-            Resume: self._resume, Skip: self._skip, Back: self._back, Panic: self._panic,
-            Nudge: self._nudge, MarkRelease: self._mark_release, Quit: self._quit,
-        }
         self._carry_out: dict[type, Callable[[Any], None]] = {
             StartCue: self._start_cue, HoldOutput: self._hold_output,
             ResumeOutput: self._resume_output, PanicOutput: self._panic_output,
         }
         self._on_event: dict[type, Callable[[Any], None]] = {
             MarkPassed: self._on_mark, CueEnded: self._on_ended, SenderFailed: self._on_failed,
-            OutputLost: self._on_output_change, OutputReconnected: self._on_output_change,
+            OutputLost: self._on_output_lost, OutputReconnected: self._on_output_regained,
+            MessagesLate: self._on_late,
         }
 
     # lifecycle -----------------------------------------------------------------------------
@@ -150,8 +142,9 @@ class Player(PlayerViews):
         if self.clock_out:
             bpm = float(self.settings.tempo_bpm)
             self.sender.load(CLOCK_KEY, [0.0], [bytes((CLOCK,))], 60.0 / (24 * bpm))
+        self.delivery.t0 = time.perf_counter()
         self.log.show(self.rite.id, self.rite.title, [c.id for c in self.rite.cues],
-                      time.perf_counter())
+                      self.delivery.t0)
         self._act(self.machine.begin(time.perf_counter() + self.lead_s))
         return self
 
@@ -180,11 +173,17 @@ class Player(PlayerViews):
         """Call ``closer`` when the player closes (a remote control's server)."""
         self._closers.append(closer)
 
+    def add_watcher(self, watcher: Callable[[], None]) -> None:
+        """Call ``watcher`` after every step, in the player's thread (the web screens publish
+        the state so)."""
+        self._watchers.append(watcher)
+
     # the loop ------------------------------------------------------------------------------
     def put(self, command: PlayerCommand,
-            reply: Callable[[dict[str, Any]], None] | None = None) -> None:
-        """Queue a command (any thread); ``reply`` receives the state after it (OSC)."""
-        self.requests.put(Request(command, reply))
+            reply: Callable[[dict[str, Any]], None] | None = None, origin: str = "") -> None:
+        """Queue a command (any thread); ``reply`` receives the state after it (OSC);
+        ``origin``: who asks (key, osc, midi)."""
+        self.requests.put(Request(command, reply, origin))
 
     def step(self, timeout: float = 0.05) -> None:
         """Wait up to ``timeout`` for a command, do what is due, log what happened."""
@@ -205,8 +204,9 @@ class Player(PlayerViews):
         self._act(self.machine.tick(time.perf_counter()))
         self._flush_log()
         self._drain_sender()
-        if not self.sender.alive:
-            raise UserError("the sending process ended unexpectedly")
+        for watcher in self._watchers:
+            watcher()
+        self.sender.check()
 
     def run(self, stop: Callable[[], bool] | None = None) -> None:
         """Step until the show is done (auto), quit, or ``stop()`` is true."""
@@ -223,91 +223,6 @@ class Player(PlayerViews):
             self._drain_sender()
         self._flush_log()
         self.log.moment("done", time.perf_counter())
-
-    # player commands -----------------------------------------------------------------------
-    def _do(self, request: Request) -> None:
-        self.message = ""
-        self._act(self._obey[type(request.command)](request.command,
-                                                    time.perf_counter() + self.lead_s))
-        if request.reply is not None:
-            request.reply(self.state())
-
-    def _go(self, command: Go, now: float) -> list[CueAction]:
-        before = self.machine.pos
-        actions = self.machine.go(now)
-        if not actions and self.machine.pos == before:
-            self.message = "GO ignored (held, double GO, or no cue at standby)"
-        return actions
-
-    def _go_cue(self, command: GoCue, now: float) -> list[CueAction]:
-        try:
-            return self.machine.start_cue(command.cue, now)
-        except KeyError:
-            self.message = f"no cue {command.cue!r}"
-            return []
-
-    def _stop(self, command: Stop, now: float) -> list[CueAction]:
-        actions = self.machine.stop(now)
-        self.log.moment("stop", now)
-        return actions
-
-    def _hold(self, command: Hold, now: float) -> list[CueAction]:
-        return self.machine.hold(now)
-
-    def _resume(self, command: Resume, now: float) -> list[CueAction]:
-        return self.machine.resume(now)
-
-    def _skip(self, command: Skip, now: float) -> list[CueAction]:
-        return self.machine.skip()
-
-    def _back(self, command: Back, now: float) -> list[CueAction]:
-        return self.machine.back()
-
-    def _panic(self, command: Panic, now: float) -> list[CueAction]:
-        return self.machine.panic(time.perf_counter())  # at once, not after the lead
-
-    def _nudge(self, command: Nudge, now: float) -> list[CueAction]:
-        actions = self.machine.nudge(1 / NUDGE if command.faster else NUDGE, now)
-        if not actions:
-            self.message = "a nudge needs a running 射節 with a 耦 cycle still ahead"
-        return actions
-
-    def _quit(self, command: Quit, now: float) -> list[CueAction]:
-        self.quit = True
-        return []
-
-    def _mark_release(self, command: MarkRelease, now: float) -> list[CueAction]:
-        """An archer's release, marked by the judge: judged 「不鼓不釋」 against the running
-        射節's drum accords, tallied, logged."""
-        now = time.perf_counter()  # when it was marked, not after the lead
-        shooting = [c for c in self.machine.running() if self.schedules[c].jie]
-        if not shooting:
-            self.message = "no 射節 is running: the release is not judged"
-            return []
-        cid = shooting[0]
-        setup = self._setups.get(cid)
-        if setup is None:
-            setup = self._setups[cid] = shooting_setup(self.rite.cue(cid),
-                                                       self.timeline.span(cid))
-        sent = self._jie_sent.get(cid)
-        if sent is not None:  # anchored on the last 節 actually sent (holds and nudges apply)
-            mark, at = sent
-            t = (mark.cycle * setup.cycle_s + (mark.k - 1) * setup.jie_s
-                 + (now - at) / self.machine.runs[cid].factor)
-        else:
-            t = self.machine.cue_time(cid, now)
-        try:
-            release = Release(t, command.side, command.hit)
-        except UserError as exc:
-            self.message = str(exc)
-            return []
-        self.releases.setdefault(cid, []).append(release)
-        tally = self.tallies[cid] = setup.judge(self.releases[cid], self.judge_tolerance_s)
-        decision = tally.decisions[-1]
-        self.log.release(cid, t, decision, tally)
-        self.message = (f"{release.side} {'hit' if release.hit else 'miss'} at {t:.2f} s: "
-                        f"{'釋' if decision.counted else '不釋'} ({decision.reason})")
-        return []
 
     # the state machine's actions, carried out ----------------------------------------------
     def _act(self, actions: list[CueAction]) -> None:
@@ -370,8 +285,20 @@ class Player(PlayerViews):
     def _on_failed(self, event: SenderFailed) -> None:
         self.message = f"sender: {event.text}"
 
-    def _on_output_change(self, event: SenderEvent) -> None:
-        self.message = f"output {'lost' if isinstance(event, OutputLost) else 'reconnected'}"
+    def _on_output_lost(self, event: OutputLost) -> None:
+        self.delivery.output_lost(event.t)
+        self.log.moment("output-lost", event.t)
+        self.message = "OUTPUT LOST: nothing is heard (reconnecting)"
+
+    def _on_output_regained(self, event: OutputReconnected) -> None:
+        self.delivery.output_regained(event.t)
+        self.log.moment("output-regained", event.t)
+        self.message = "output regained"
+
+    def _on_late(self, event: MessagesLate) -> None:
+        if event.key != CLOCK_KEY:
+            self.delivery.late.append(event)
+            self.log.late(event)
 
     def _flush_log(self) -> None:
         for entry in self.machine.log[self._logged:]:

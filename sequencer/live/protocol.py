@@ -102,10 +102,12 @@ PlayerCommand = Go | GoCue | Stop | Hold | Resume | Skip | Back | Panic | Nudge 
 @dataclass(frozen=True)
 class Request:
     """A player command on its way to the player's thread; ``reply`` (OSC) receives the
-    player's state once the command is done."""
+    player's state once the command is done; ``origin``: who asked (``key``, ``osc``,
+    ``midi``; logged with the action)."""
 
     command: PlayerCommand
     reply: Callable[[dict[str, Any]], None] | None = None
+    origin: str = ""
 
 
 # ── sender commands (the cue state machine's actions are the ones marked *) ────────────────────
@@ -276,12 +278,31 @@ class OutputReconnected:
 
 
 @dataclass(frozen=True)
+class MessagesLate:
+    """A cue's messages that were not delivered on time (reported when it ends, if any):
+    ``late`` handed to a port that sends at once more than ``LATE_S`` after their deadline,
+    ``missed`` that a frame-accurate port could not put on their frame while the cue ran,
+    ``lost`` handed over while the output was lost; ``worst``: the worst send lateness (s);
+    ``times``: the deadlines of the late and missed messages (a missed one: of the message
+    sent when it was noticed)."""
+
+    key: str
+    t: float
+    late: int
+    missed: int
+    lost: int
+    worst: float
+    times: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
 class SenderClosed:
     t: float
 
 
 SenderEvent = (Ready | SenderFailed | CueStarted | MarkPassed | CueEnded | OutputHeld
-               | OutputResumed | OutputPanicked | OutputLost | OutputReconnected | SenderClosed)
+               | OutputResumed | OutputPanicked | OutputLost | OutputReconnected | MessagesLate
+               | SenderClosed)
 
 
 # ── the state machine's record ─────────────────────────────────────────────────────────────────

@@ -15,6 +15,10 @@ exception there panic the port. The parent:
   ``HoldOutput``/``ResumeOutput``, ``PanicOutput(stage)``, ``SendNow(data)``;
 - ``events()`` / ``new_events()`` / ``wait_for(kind)``: the sender events it reported.
 
+If the process dies (killed, crashed), ``check()`` silences the destination from a new client
+of the parent's own (``jack:``/``alsa:``; a virtual output died with the process) and raises
+``SenderDied`` saying so; ``close()`` does the same for a process that had to be killed.
+
 With ``record=True`` each ``CueEnded`` carries the (index, deadline, sent) of every message sent
 (tests); otherwise an empty tuple.
 """
@@ -23,13 +27,14 @@ from __future__ import annotations
 
 import math
 import multiprocessing as mp
+import signal
 import time
 from collections.abc import Sequence
 from multiprocessing.connection import Connection
 from typing import Any, Self, TypeVar
 
 from cues.errors import UserError
-from instruments.midi import all_off_messages, check_message
+from instruments.midi import check_message
 from instruments.ports import (
     DEFAULT_CLIENT_NAME,
     DEFAULT_PORT_NAME,
@@ -42,6 +47,7 @@ from sequencer.live.protocol import (
     PanicOutput,
     QuitSender,
     Ready,
+    SenderClosed,
     SenderCommand,
     SenderEvent,
     SenderFailed,
@@ -61,6 +67,11 @@ class ScheduleError(UserError):
 
 class SenderError(RuntimeError):
     """The sending process failed (not the user's fault)."""
+
+
+class SenderDied(UserError):
+    """The sending process ended in the middle of the show (the message says whether the
+    output could be silenced)."""
 
 
 def check_schedule(schedule: Schedule) -> tuple[list[float], list[bytes]]:
@@ -121,6 +132,7 @@ class ShowSender:
         self._ctrl: Connection | None = None
         self._events: list[SenderEvent] = []
         self._seen = 0
+        self._rescued = False
 
     @property
     def alive(self) -> bool:
@@ -146,6 +158,20 @@ class ShowSender:
             self.close(1.0)
         self.ready = check_ready(event, timeout)
         return self
+
+    def check(self) -> None:
+        """Raise ``SenderDied`` if the process has ended on its own — after silencing the
+        destination from a new client (see the module docstring)."""
+        if self.alive or self._proc is None:
+            return
+        self._drain()
+        code = self._proc.exitcode
+        how = (f"killed by {signal.Signals(-code).name}" if code is not None and code < 0
+               else f"exit status {code}")
+        rescued = self._rescue()
+        raise SenderDied(f"the sending process ended unexpectedly ({how}); " + (
+            "the output was silenced from a new client" if rescued
+            else "nothing could be silenced: its own output went with it"))
 
     # commands ------------------------------------------------------------------------------
     def load(self, key: str, times: Sequence[float], messages: Sequence[bytes],
@@ -226,22 +252,25 @@ class ShowSender:
         if proc.is_alive():
             proc.kill()
             proc.join(1.0)
-            self._rescue()
         self._drain()
+        kinds = {type(e) for e in self._events}
+        if Ready in kinds and SenderClosed not in kinds:
+            self._rescue()  # it opened its port and did not close it: it was killed
 
-    def _rescue(self) -> None:
-        """The child was killed: silence the destination from a new client (not possible for a
-        virtual output, which died with the child)."""
+    def _rescue(self) -> bool:
+        """Silence the destination from a new client (not possible for a virtual output,
+        which died with the process): both panic stages. True if it was done (once)."""
         spec = parse_spec(self.spec)
         if spec.virtual:
-            return
-        try:
-            with open_output(spec, client_name=f"{self.client_name}-rescue") as port:
-                port.panic()
-                for data in all_off_messages():
-                    port.send(data)
-        except (UserError, OSError):
-            pass
+            return False
+        if not self._rescued:
+            try:
+                with open_output(spec, client_name=f"{self.client_name}-rescue") as port:
+                    port.panic()
+            except (UserError, OSError):
+                return False
+            self._rescued = True
+        return True
 
     def __enter__(self) -> Self:
         return self.open()

@@ -5,9 +5,10 @@ freezes and disables garbage collection, and runs its loop: it sleeps in ``selec
 control pipe until a little before the next deadline, then spins (with ``sched_yield`` when the
 output's audio callback, JACK or pyo, runs in this process and needs the GIL) and sends. Between
 deadlines it reads one sender command (``sequencer.live.protocol``) at a time and reports
-sender events. SIGINT and SIGTERM wake its ``select`` through a wake-up pipe; whatever way it
-ends it silences what it started (panic on an abnormal end: a signal or an exception) and closes
-the port.
+sender events. SIGINT, SIGTERM, SIGHUP and SIGQUIT wake its ``select`` through a wake-up pipe,
+and so does the parent's death (``sequencer.live.parent_watch``: a parent-death signal, and the
+control pipe's end, taken as a hang-up); whatever way it ends it silences what it started
+(panic on an abnormal end: a signal, the parent gone, or an exception) and closes the port.
 
 A cue with ``loop_s`` starts over every ``loop_s`` seconds until ended. When a cue ends (run out,
 ``EndCueAt``, ``CancelCue``), channels it bent are set back to the centre unless another running
@@ -31,6 +32,8 @@ from typing import Any
 from cues.errors import UserError
 from instruments.midi import all_off_messages, check_message, note_offs, pitch_bend
 from instruments.ports import OutputPort, open_output
+from sequencer.live.delivery import DeliveryWatch
+from sequencer.live.parent_watch import ENDING_SIGNALS, die_with_parent
 from sequencer.live.playing_cue import PlayingCue, lateness
 from sequencer.live.protocol import (
     CancelCue,
@@ -98,6 +101,7 @@ class SendingProcess:
         self.shift = 0.0
         self.held_at: float | None = None
         self.outbox: list[SenderEvent] = []
+        self.delivery = DeliveryWatch()  # messages not delivered on time, per cue
         # each handler returns True/False to end the loop (normally/abnormally), else None
         self.handlers: dict[type, Callable[[Any], bool | None]] = {
             LoadCue: self._load, StartCue: self._start, EndCueAt: self._end_at,
@@ -137,13 +141,13 @@ class SendingProcess:
         return bool(ready)
 
     def _next_command(self) -> SenderCommand | None:
-        """The next control command; ``QuitSender`` when the parent is gone, None if nothing
-        is there."""
+        """The next control command, or None. The pipe's end without a ``QuitSender``: the
+        parent is gone, taken as a hang-up (the loop ends abnormally: a panic)."""
         try:
             if self.ctrl.poll():
                 return self.ctrl.recv()
         except (EOFError, OSError):
-            return QuitSender()
+            self.signalled = signal.SIGHUP
         return None
 
     # main ----------------------------------------------------------------------------------
@@ -151,8 +155,9 @@ class SendingProcess:
         wake_r, wake_w = os.pipe()
         os.set_blocking(wake_w, False)
         signal.set_wakeup_fd(wake_w)
-        signal.signal(signal.SIGTERM, self._on_signal)
-        signal.signal(signal.SIGINT, self._on_signal)
+        for signum in ENDING_SIGNALS:
+            signal.signal(signum, self._on_signal)
+        die_with_parent(signal.SIGTERM)
         self.wake_r = wake_r
         try:
             port = open_output(self.spec, client_name=self.client_name, port_name=self.port_name,
@@ -205,6 +210,7 @@ class SendingProcess:
             cue.seq, cue.origin, cue.i, cue.end_at = self.seq, cmd.t0 - self.shift, 0, None
             self.active.append(cue)
             self.outbox.append(CueStarted(cmd.key, cmd.t0))
+            self.delivery.started(cmd.key)
 
     def _end_at(self, cmd: EndCueAt) -> None:
         cue = self.cues.get(cmd.key)
@@ -277,6 +283,9 @@ class SendingProcess:
         sent, cue.sent = tuple(cue.sent), []
         missed = int(getattr(port, "late", 0))  # a frame-accurate port's late messages
         self.outbox.append(CueEnded(cue.key, now, stats, sent, missed))
+        not_on_time = self.delivery.ended(cue.key, now, getattr(port, "late", None))
+        if not_on_time is not None:
+            self.outbox.append(not_on_time)
 
     # the loop ------------------------------------------------------------------------------
     def _next_due(self) -> tuple[PlayingCue | None, float]:
@@ -301,7 +310,9 @@ class SendingProcess:
             assert self.port is not None
             change = self.port.maintain()
             if change:
-                self.outbox.append(PORT_CHANGES[change](time.perf_counter()))
+                event = PORT_CHANGES[change](time.perf_counter())
+                self.delivery.port_changed(event)
+                self.outbox.append(event)
             return time.perf_counter()
         return None
 
@@ -367,6 +378,8 @@ class SendingProcess:
             self.port.send(data, deadline)
             sent = time.perf_counter()
             cue.late.append(sent - deadline)
+            self.delivery.sent(cue.key, deadline, sent - deadline,
+                               getattr(self.port, "late", None))
             if self.record:
                 cue.sent.append((index, deadline, sent))
             cue.sounding.track(data)

@@ -8,17 +8,38 @@ the starts), and every record is written here:
 (each cue's send lateness); ``hold``, ``resume``, ``panic`` (with its ``stage``), ``stop``,
 ``release`` (a release the judge marked, judged) and ``done``. Times ``t`` are seconds on the
 monotonic show clock.
+
+What was delivered, not only what was planned (new kinds; the records above are unchanged):
+
+- ``{"event": "output-lost", "t"}``: the output went away (its destination, or the JACK server,
+  gone); until ``{"event": "output-regained", "t"}`` nothing sent is heard.
+- ``{"event": "late", "cue", "t", "late", "missed", "lost", "worst_ms", "times"}``: when a cue
+  ends, its messages not delivered on time — handed to a port that sends at once more than
+  10 ms late (``late``), not put on their frame by a frame-accurate (JACK) port (``missed``),
+  sent while the output was lost (``lost``); ``worst_ms``: the worst send lateness; ``times``:
+  the deadlines of the late and missed ones. ``check LOG`` fails the block of 節 where they
+  fell, and every block an output loss overlaps.
+- ``{"event": "operator", "action", "origin", "t", "result"}``: every operator command (GO,
+  stop, hold, resume, skip, back, panic, nudge, release, quit), who asked (``key``, ``osc``,
+  ``midi``) and what came of it (or why it did nothing: "GO again to cut …").
+
+The log is not the show: a record that cannot be written (a full disk, an I/O error) does not
+stop it. The first failure is kept in ``error`` (and passed to ``on_error``, if set), later
+records are not written but counted in ``lost``, and the caller reports it at the end.
+Records may come from several threads (the player's, a remote control's): writes are locked.
 """
 
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
 from cues.errors import UserError
 from sequencer.judge import Decision, Tally
-from sequencer.live.protocol import CLOCK_KEY, CueEnded, CueLogEntry
+from sequencer.live.protocol import CLOCK_KEY, CueEnded, CueLogEntry, MessagesLate
 
 
 def resume_point(log_path: str | Path) -> tuple[str | None, str]:
@@ -51,6 +72,7 @@ class ShowLog:
     """The show log of one show (``path`` None: kept in ``records`` only)."""
 
     def __init__(self, path: str | Path | None) -> None:
+        self.path = path
         self._f: TextIO | None = None
         if path is not None:
             try:
@@ -58,17 +80,43 @@ class ShowLog:
             except OSError as exc:
                 raise UserError(f"cannot write the log {path}: {exc.strerror or exc}") from None
         self.records: list[dict[str, Any]] = []
+        self.error: str | None = None  # the first write failure
+        self.lost = 0  # records not written since
+        self.on_error: Callable[[str], None] | None = None
+        self._lock = threading.Lock()
 
     def write(self, record: dict[str, Any]) -> None:
-        self.records.append(record)
-        if self._f is not None:
-            self._f.write(json.dumps(record, ensure_ascii=False) + "\n")
-            self._f.flush()
+        with self._lock:
+            self.records.append(record)
+            if self._f is None:
+                return
+            if self.error is not None:
+                self.lost += 1
+                return
+            try:
+                self._f.write(json.dumps(record, ensure_ascii=False) + "\n")
+                self._f.flush()
+            except OSError as exc:
+                self.lost += 1
+                self._failed(exc)
+
+    def _failed(self, exc: OSError) -> None:
+        """Keep the first failure and tell ``on_error``; nothing more is written."""
+        if self.error is not None:
+            return
+        self.error = f"the show log {self.path} cannot be written ({exc.strerror or exc})"
+        if self.on_error is not None:
+            self.on_error(f"{self.error}: the show goes on without it")
 
     def close(self) -> None:
-        if self._f is not None:
-            self._f.close()
-            self._f = None
+        with self._lock:
+            f, self._f = self._f, None
+            if f is None:
+                return
+            try:
+                f.close()  # closes the file even when its last flush fails
+            except OSError as exc:
+                self._failed(exc)
 
     # the records ---------------------------------------------------------------------------
     def show(self, rite_id: str, title: str, cues: list[str], t: float) -> None:
@@ -89,8 +137,18 @@ class ShowLog:
                     "missed_frames": ended.missed})
 
     def moment(self, event: str, t: float) -> None:
-        """``hold``, ``resume``, ``stop`` or ``done`` at ``t``."""
+        """``hold``, ``resume``, ``stop``, ``done``, ``output-lost`` or ``output-regained``."""
         self.write({"event": event, "t": t})
+
+    def late(self, event: MessagesLate) -> None:
+        self.write({"event": "late", "cue": event.key, "t": event.t, "late": event.late,
+                    "missed": event.missed, "lost": event.lost,
+                    "worst_ms": round(event.worst * 1000, 4),
+                    "times": [round(t, 6) for t in event.times]})
+
+    def operator(self, action: str, origin: str, t: float, result: str) -> None:
+        self.write({"event": "operator", "action": action, "origin": origin, "t": t,
+                    "result": result})
 
     def panic(self, stage: int, t: float) -> None:
         self.write({"event": "panic", "stage": stage, "t": t})

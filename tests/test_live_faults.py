@@ -1,0 +1,263 @@
+"""Hard faults of `yuezheng live` over JACK: signals to the show and to its sending process, a
+patchbay that connects first, a JACK server that restarts mid-show, hostile OSC. Each ends with
+nothing sounding at a JACK receiver and no process left behind.
+
+The server-restart test starts its own dummy server (a unique name), never the shared one.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from test_live_jack import _live
+from test_osc_hostile import GARBAGE, Remote, _dgram, _free_port
+from test_ports_jack import Receiver, _unsilenced
+
+from instruments.ports import parse_spec
+from instruments.ports.jack import JackOutput
+from instruments.ports.jacklib import JackWatch
+
+pytestmark = pytest.mark.jack
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTE_ONS = 12  # the show is well under way
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+def _sender_of(pid: int) -> int:
+    """The sending process among ``pid``'s children (another is multiprocessing's resource
+    tracker)."""
+    found = [c for c in _children(pid)
+             if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def _gone(pid: int, timeout: float = 5.0) -> bool:
+    """The process has ended (or is a zombie waiting for its parent)."""
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@contextmanager
+def _show_playing() -> Iterator[tuple[Receiver, subprocess.Popen]]:
+    """(a receiver, `live` playing 和樂 to it in a session of its own, well under way);
+    whatever is left is killed and closed after."""
+    rx = Receiver()
+    proc = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), "live", "xiang-she", "--from",
+                             "he-yue", "--until", "he-yue", "--auto", "--output",
+                             f"jack:{rx.port_name}"], cwd=ROOT, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        assert rx.wait_for(lambda got: sum(m[0] & 0xF0 == 0x90 for m in got) >= NOTE_ONS, 20.0)
+        yield rx, proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        rx.close()
+
+
+@pytest.mark.parametrize(("signum", "group"), [(signal.SIGHUP, False), (signal.SIGQUIT, False),
+                                               (signal.SIGHUP, True)])
+def test_hangup_and_quit_silence_the_show(jack, signum: int, group: bool) -> None:
+    """``group``: a lost terminal signals the parent and the sending process at once."""
+    with _show_playing() as (rx, proc):
+        child = _children(proc.pid)
+        if group:
+            os.killpg(proc.pid, signum)
+        else:
+            proc.send_signal(signum)
+        out, err = proc.communicate(timeout=15)
+        assert proc.returncode == 128 + signum, err
+        assert f"{signal.Signals(signum).name}: silenced and stopped" in err
+        assert rx.wait_for(lambda got: not _unsilenced(got), 2.0)
+        assert child and all(_gone(pid) for pid in child)
+
+
+def test_killed_parent_leaves_no_note_and_no_orphan(jack) -> None:
+    with _show_playing() as (rx, proc):
+        child = _children(proc.pid)
+        assert _sender_of(proc.pid) in child
+        proc.kill()
+        proc.communicate(timeout=10)
+        assert proc.returncode == -signal.SIGKILL
+        assert all(_gone(pid) for pid in child), "the sending process outlived its parent"
+        assert rx.wait_for(lambda got: not _unsilenced(got), 3.0)
+        assert b"\xbf\x78\x00" in rx.data()  # it panicked: CC 120 on every channel
+
+
+def test_killed_sender_is_rescued_by_the_parent(jack) -> None:
+    with _show_playing() as (rx, proc):
+        os.kill(_sender_of(proc.pid), signal.SIGKILL)
+        out, err = proc.communicate(timeout=15)
+        assert proc.returncode == 2, err
+        assert ("the sending process ended unexpectedly (killed by SIGKILL); the output was "
+                "silenced from a new client") in err
+        assert rx.wait_for(lambda got: b"\xbf\x78\x00" in got, 2.0)
+        assert _unsilenced(rx.data()) == set()
+
+
+def test_a_connection_made_first_by_a_patchbay_counts(jack) -> None:
+    """A patchbay connects every new port at once: JACK then says "already connected"."""
+    rx = Receiver()
+    port = JackOutput(parse_spec(f"jack:{rx.port_name}"), client_name=f"yzpb{os.getpid()}")
+    original = JackOutput._new_client
+
+    def patched(self: JackOutput):
+        client = original(self)
+        with JackWatch("yz-patchbay") as patchbay:
+            assert patchbay.connect(str(client.own_name), rx.port_name)
+        return client
+
+    try:
+        JackOutput._new_client = patched  # type: ignore[method-assign]
+        with port:
+            port.send(b"\x90\x3c\x64")
+            port.send(b"\x80\x3c\x00")
+        assert rx.wait_for(lambda got: b"\x80\x3c\x00" in got, 2.0)
+    finally:
+        JackOutput._new_client = original  # type: ignore[method-assign]
+        rx.close()
+
+
+class OwnServer:
+    """A dummy JACK server of this test's own, under a unique name."""
+
+    def __init__(self) -> None:
+        self.name = f"yz-restart-{os.getpid()}"
+        self.env = dict(os.environ, JACK_DEFAULT_SERVER=self.name, JACK_NO_START_SERVER="1")
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(["jackd", "-n", self.name, "-d", "dummy", "-r", "48000",
+                                      "-p", "256"], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL, start_new_session=True)
+        subprocess.run(["jack_wait", "-w", "-t", "10"], env=self.env, capture_output=True,
+                       timeout=20)
+
+    def stop(self) -> None:
+        """Stop the server (SIGTERM: a SIGKILLed jackd keeps its slot in JACK's registry of
+        servers, and with eight stale slots no server starts) and reap it."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(10)
+
+    def receiver(self) -> subprocess.Popen:
+        """A JACK receiver on this server, in a process of its own (a process's libjack
+        keeps to one server): it prints its port's name, and at a line on its stdin the
+        messages it got, in hex."""
+        proc = subprocess.Popen([sys.executable, "-c", RECEIVER, f"yzrx{os.getpid()}"],
+                                cwd=ROOT, env=self.env, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True)
+        assert proc.stdout is not None
+        proc.port_name = proc.stdout.readline().strip()  # type: ignore[attr-defined]
+        return proc
+
+
+RECEIVER = """
+import sys
+from instruments.ports.jacklib import JackMidiInput
+rx = JackMidiInput(sys.argv[1]).open()
+print(rx.own_name, flush=True)
+sys.stdin.readline()
+print(" ".join(data.hex() for _, data, _, _ in list(rx.messages)), flush=True)
+"""
+
+
+def _received(receiver: subprocess.Popen) -> list[bytes]:
+    out, _ = receiver.communicate("\n", timeout=10)
+    return [bytes.fromhex(h) for h in out.split()]
+
+
+def test_a_restarted_jack_server_is_rejoined(jack, tmp_path: Path) -> None:
+    server = OwnServer()
+    server.start()
+    receivers: list[subprocess.Popen] = []
+    proc = None
+    try:
+        receivers.append(server.receiver())
+        proc = subprocess.Popen(
+            [sys.executable, str(ROOT / "cli.py"), "live", "xiang-she", "--from", "she-jie",
+             "--until", "she-jie", "--jie-seconds", "0.5", "--auto",
+             "--output", f"jack:{receivers[0].port_name}"],  # type: ignore[attr-defined]
+            cwd=ROOT, env=server.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True)
+        time.sleep(4)
+        server.stop()
+        assert len(_received(receivers[0])) > 20
+        time.sleep(1)
+        server.start()
+        receivers.append(server.receiver())
+        out, err = proc.communicate(timeout=60)
+        # the show went on to its end on the new server, and says honestly that the gap's
+        # messages were never heard (exit 1: not delivered whole)
+        assert proc.returncode == 1, err
+        assert "not delivered whole" in err and "OUTPUT LOST" in out, out + err
+        after = _received(receivers[1])
+        assert sum(m[0] & 0xF0 == 0x90 for m in after) > 10, "nothing reached the new server"
+        assert _unsilenced(after) == set()
+    finally:
+        for child in [proc, *receivers]:
+            if child is not None and child.poll() is None:
+                child.kill()
+        server.stop()
+
+
+def test_osc_garbage_and_bursts_over_jack(jack) -> None:
+    rx = Receiver()
+    port = _free_port()
+    proc = _live("xiang-she", "--from", "she-jie", "--until", "she-jie", "--jie-seconds", "0.4",
+                 "--auto", "--output", f"jack:{rx.port_name}", "--control",
+                 f"osc://127.0.0.1:{port}")
+    remote = Remote(port)
+    try:
+        remote.wait_up()
+        for data in GARBAGE * 20:
+            remote.send(data)
+        for i in range(10_000):
+            remote.send(_dgram("/hold" if i % 2 == 0 else "/resume"))
+        for i in range(900):
+            remote.send(_dgram("/release", "右", i % 2))
+        time.sleep(0.5)
+        remote.drain()
+        assert remote.insist("/resume")["held"] is False
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+        assert "played 鄉射禮" in out
+        time.sleep(0.1)
+        assert sum(m[0] & 0xF0 == 0x90 for m in rx.data()) > 50
+        assert _unsilenced(rx.data()) == set()
+    finally:
+        remote.close()
+        if proc.poll() is None:
+            proc.kill()
+        rx.close()
