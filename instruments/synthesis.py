@@ -303,8 +303,9 @@ def _tao(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
     amp, b = _vel(key)
     heads: list[list[Any]] = [[], []]
     for i, (t, base) in enumerate(_TAO_STRIKES):
-        # each shake's pellets land a little differently (the variant)
-        strength = base * (0.85 + 0.3 * ((key.variant + 1) * 0.618 * (i + 1) % 1.0))
+        # each shake's pellets land a little differently (the variant): never louder than the
+        # pattern's, within 0.7 dB of it (one shake stays one stroke: no pellet stands out)
+        strength = base * (1.0 - 0.08 * ((key.variant + 1) * 0.618 * i % 1.0))
         trig = P.Trig()
         if t > 0:
             trig.play(delay=t)
@@ -318,10 +319,11 @@ def _tao(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
     for f, trigs in ((340.0, heads[0]), (362.0, heads[1])):
         strikes = P.Mix(trigs, voices=1)
         keep.append(strikes)
-        # the small heads' (0,1), (1,1), (2,1) modes: the (0,1) dies first here too
-        (_, r1, _, _), (_, r2, _, _) = MEMBRANE_MODES[1], MEMBRANE_MODES[2]
-        parts += _modal(P, f, [(1.0, amp, 0.02), (r1, amp * 0.45, 0.035),
-                               (r2, amp * 0.3, 0.025)],
+        # the small heads' (0,1), (1,1), (2,1) modes at the ideal membrane's ratios (the (0,1)
+        # rings longest on a head this small and taut: it fills the gaps between the pellets,
+        # so that one shake stays one stroke)
+        parts += _modal(P, f, [(1.0, amp, 0.035), (1.594, amp * 0.45, 0.021),
+                               (2.136, amp * 0.3, 0.016)],
                         0.45 * key.sample_rate, keep, f, strike=strikes)
         # the pellet's click: two short high resonances
         parts += _modal(P, 1.0, [(3000.0, amp * 0.5 * b, 0.004), (4700.0, amp * 0.3 * b, 0.003)],

@@ -163,8 +163,9 @@ def _first_crossing(seg: np.ndarray, a: int, b: int, pre: int, w: int, fallback:
     # the first crossing after a, not the last one before the peak: a low drum's envelope
     # swings with its waveform, dipping below the threshold between cycles after the stroke
     above = np.nonzero(env[a : peak_at + 1] >= threshold)[0]
-    if above.size and above[0] == 0 and peak_at > a:
-        # already above at a: an earlier stroke still rings. The stroke starts after the
+    if above.size and above[0] == 0 and peak_at > a and a > pre:
+        # already above at a: an earlier stroke still rings (none can at the signal's first
+        # sample: a stroke there starts there). The stroke starts after the
         # quietest moment (2 ms RMS) before its peak; measure the rise from there
         smooth = np.sqrt(np.convolve(seg * seg, np.ones(8 * w) / (8 * w), mode="same"))
         a = a + int(np.argmin(smooth[a:peak_at]))
