@@ -2,20 +2,18 @@
 
 Voice calibration (``voice_gain``): every voice's reference note — velocity 100, at
 ``REFERENCE_HZ`` for pitched voices, 1 s for sustained ones — is rendered once and measured
-(BS.1770 integrated loudness, ``instruments.loudness``); the voice's gain brings it to
-``CATALOG_LEVEL_LUFS`` + its ``ENSEMBLE_BALANCE_LU`` (cues.catalog).  So the balance is the
+(BS.1770 integrated loudness, estimated as the renders' is: ``instruments.loudness_estimate``);
+the voice's gain brings it to ``CATALOG_LEVEL_LUFS`` + its ``ENSEMBLE_BALANCE_LU``
+(cues.catalog).  So the balance is the
 catalog's table whatever a voice's synthesis level happens to be.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
 from cues.catalog import CATALOG, CATALOG_LEVEL_LUFS, ENSEMBLE_BALANCE_LU
 from instruments import voices
-from instruments.loudness import integrated_loudness, k_weighted
-from instruments.room import TAIL_DECIMATION, decimated
-from instruments.voice_models import REFERENCE_HZ, NoteKey
+from instruments.loudness_estimate import wave_loudness
+from instruments.voice_models import REFERENCE_HZ
 
 _GAINS: dict[tuple[str, int], float] = {}
 
@@ -24,7 +22,7 @@ def reference_loudness(instrument: str, sample_rate: int) -> float:
     """The integrated loudness (LUFS) of the voice's reference note, as synthesized."""
     hz = REFERENCE_HZ if CATALOG[instrument].pitched else None
     wave = voices.render_note(instrument, hz, 1.0, 100, sample_rate)
-    return integrated_loudness(wave, sample_rate)
+    return wave_loudness(wave, sample_rate)
 
 
 def voice_gain(instrument: str, sample_rate: int) -> float:
@@ -34,24 +32,4 @@ def voice_gain(instrument: str, sample_rate: int) -> float:
         target = CATALOG_LEVEL_LUFS + ENSEMBLE_BALANCE_LU[instrument]
         found = 10.0 ** ((target - reference_loudness(instrument, sample_rate)) / 20.0)
         _GAINS[(instrument, sample_rate)] = found
-    return found
-
-
-_WEIGHTED_LOW: dict[NoteKey, np.ndarray] = {}
-
-
-def k_weighted_low(key: NoteKey) -> np.ndarray:
-    """The note ``key`` through the K-weighting filter, decimated to the room's low rate
-    (means of ``TAIL_DECIMATION`` samples) and scaled so that its energy, counted at the full
-    rate, is the full-rate energy (float64; cached for the render's measuring pass)."""
-    found = _WEIGHTED_LOW.get(key)
-    if found is None:
-        if len(_WEIGHTED_LOW) > 4096:
-            _WEIGHTED_LOW.clear()
-        weighted = k_weighted(voices.render_key(key), key.sample_rate)
-        low = decimated(weighted)
-        energy_low = float(np.dot(low, low)) * TAIL_DECIMATION
-        if energy_low > 0:
-            low *= np.sqrt(float(np.dot(weighted, weighted)) / energy_low)
-        found = _WEIGHTED_LOW[key] = low
     return found

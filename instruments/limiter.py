@@ -36,14 +36,19 @@ class PeakLimiter:
     def required(x: np.ndarray, scale: float) -> np.ndarray | None:
         """Per-chunk gains r_j that keep ``x·scale`` (shape (2, n)) under the ceiling; None
         when no chunk needs any reduction."""
-        peaks = np.maximum(np.abs(x[0]), np.abs(x[1]))
-        if float(peaks.max(initial=0.0)) * scale <= LIMITER_CEILING:
-            return None
-        n = peaks.size
+        n = x.shape[1]
         m = -(-n // LIMITER_CHUNK)
-        padded = np.zeros(m * LIMITER_CHUNK)
-        padded[:n] = peaks
-        peak = padded.reshape(m, LIMITER_CHUNK).max(axis=1) * scale
+        whole = n // LIMITER_CHUNK * LIMITER_CHUNK
+        peak = np.zeros(m)
+        if whole:
+            chunks = x[:, :whole].reshape(x.shape[0], -1, LIMITER_CHUNK)
+            peak[:whole // LIMITER_CHUNK] = np.maximum(chunks.max(axis=(0, 2)),
+                                                       -chunks.min(axis=(0, 2)))
+        if whole < n:
+            peak[-1] = float(np.abs(x[:, whole:]).max())
+        peak *= scale
+        if float(peak.max(initial=0.0)) <= LIMITER_CEILING:
+            return None
         with np.errstate(divide="ignore"):
             return np.minimum(1.0, np.where(peak > 0, LIMITER_CEILING / peak, 1.0))
 
@@ -58,11 +63,16 @@ class PeakLimiter:
         if first == 1.0 and bool(np.all(reqs == 1.0)):
             self.gain = 1.0
             return None
-        nodes = np.empty(m + 1)
-        nodes[0] = g = first
-        for j in range(1, m + 1):
-            g = min(float(reqs[j - 1]), float(reqs[j]), 1.0 - (1.0 - g) * self.release)
-            nodes[j] = g
+        # g_j = min(r_{j-1}, r_j, 1 - (1 - g_{j-1})·release), in depths h = 1 - g:
+        # h_j = max(c_j, h_{j-1}·release) with c_j = 1 - min(r_{j-1}, r_j), a running maximum
+        # of c_i·release^(j-i), computed at once in logarithms
+        c = np.concatenate([[1.0 - first], 1.0 - np.minimum(reqs[:-1], reqs[1:])])
+        slope = np.arange(m + 1) * math.log(self.release)
+        with np.errstate(divide="ignore"):
+            peak = np.maximum.accumulate(np.log(np.maximum(c, 0.0)) - slope)
+        nodes = np.minimum(1.0, 1.0 - np.exp(peak + slope))
+        nodes[0] = first
+        g = float(nodes[-1])
         self.gain = g
         self.limited_chunks += int(np.count_nonzero(np.minimum(nodes[:-1], nodes[1:]) < 1.0))
         self.min_gain = min(self.min_gain, float(nodes.min()))

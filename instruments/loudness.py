@@ -47,6 +47,16 @@ def k_weighting(sample_rate: int) -> np.ndarray:
     return np.array(sections)
 
 
+def k_power_response(freqs: np.ndarray, sample_rate: int) -> np.ndarray:
+    """|H(f)|² of the K-weighting filter (``k_weighting``) at the frequencies ``freqs`` (Hz)."""
+    z = np.exp(-1j * 2.0 * np.pi * np.asarray(freqs, dtype=np.float64) / sample_rate)
+    power = np.ones(z.shape)
+    for b0, b1, b2, _, a1, a2 in k_weighting(sample_rate):
+        h = (b0 + b1 * z + b2 * z * z) / (1.0 + a1 * z + a2 * z * z)
+        power *= h.real ** 2 + h.imag ** 2
+    return power
+
+
 def k_weighted(x: np.ndarray, sample_rate: int) -> np.ndarray:
     """``x`` (samples along axis 0) through the K-weighting filter, as float64."""
     from scipy.signal import sosfilt

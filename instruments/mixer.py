@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -37,7 +37,7 @@ from cues.errors import UserError
 from instruments import voices
 from instruments.levels import voice_gain
 from instruments.limiter import LIMITER_CHUNK, PeakLimiter
-from instruments.loudness_pass import measured_loudness
+from instruments.loudness_estimate import estimated_loudness
 from instruments.placement import DEFAULT_LISTENER
 from instruments.room import DEFAULT_ROOM, ROOMS, Room, Wet, decimated, spread
 from instruments.strings import repluck_stops
@@ -153,21 +153,32 @@ class _Spill:
         self.carry: dict[str, np.ndarray] = {}
         self.wets: dict[str, Wet] = {}
 
+    def _stem_block(self, stem: str, n: int) -> np.ndarray:
+        """A stem's (2, n + max_delay) float32 block, opening with what the last one left."""
+        d = self.room.max_delay
+        st = np.empty((2, n + d), dtype=np.float32)
+        carry = self.carry.pop(stem, None)
+        if carry is None:
+            st.fill(0.0)
+        else:
+            st[:, :d] = carry
+            st[:, d:].fill(0.0)
+        return st
+
     def block(self, groups: dict[tuple[str, tuple[float, float]], np.ndarray], n: int,
               ) -> dict[str, np.ndarray]:
-        """The block's (2, n) float64 per stem from its per-place mono sums: the direct sound
+        """The block's (2, n) float32 per stem from its per-place mono sums: the direct sound
         at the full rate, the reflections and the tail through the stem's ``Wet``."""
         room = self.room
-        width = n + room.max_delay
         out: dict[str, np.ndarray] = {}
-        tmp = np.empty(n, dtype=np.float64)
+        tmp = np.empty(n, dtype=np.float32)
         for (stem, place), buf in groups.items():
             st = out.get(stem)
             if st is None:
-                st = out[stem] = np.zeros((2, width), dtype=np.float64)
+                st = out[stem] = self._stem_block(stem, n)
             delay, left, right = room.taps(*place)[0]
-            st[0, delay:delay + n] += np.multiply(buf, left, out=tmp)
-            st[1, delay:delay + n] += np.multiply(buf, right, out=tmp)
+            st[0, delay:delay + n] += np.multiply(buf, np.float32(left), out=tmp)
+            st[1, delay:delay + n] += np.multiply(buf, np.float32(right), out=tmp)
             if room.has_tail:
                 wet = self.wets.get(stem)
                 if wet is None:
@@ -179,20 +190,13 @@ class _Spill:
         room = self.room
         for stem in set(self.carry) | set(self.wets):
             if stem not in out:
-                out[stem] = np.zeros((2, n + room.max_delay), dtype=np.float64)
+                out[stem] = self._stem_block(stem, n)
         for stem, st in out.items():
-            carry = self.carry.pop(stem, None)
-            if carry is not None:
-                st[:, :carry.shape[1]] += carry
             wet = self.wets.get(stem)
-            if wet is not None:
-                sound = wet.process(n)
-                if sound is not None:
-                    st[:, :n] += sound
-                else:
-                    del self.wets[stem]
+            if wet is not None and not wet.add_to(st, n):
+                del self.wets[stem]
             if room.max_delay and np.any(st[:, n:]):
-                self.carry[stem] = st[:, n:].copy()
+                self.carry[stem] = st[:, n:]
         return {stem: st[:, :n] for stem, st in out.items()}
 
 
@@ -204,6 +208,7 @@ def _raw_blocks(
     active: list[tuple[_Placed, np.ndarray]] = []
     spill = _Spill(room)
     nxt = 0
+    spare: list[np.ndarray] = []  # group buffers reused from block to block (no page faults)
     for b0 in range(0, total, block):
         b1 = min(total, b0 + block)
         n = b1 - b0
@@ -222,14 +227,18 @@ def _raw_blocks(
             gkey = ("" if merged else p.stem, p.place)
             buf = groups.get(gkey)
             if buf is None:
-                buf = groups[gkey] = np.zeros(n, dtype=np.float32)
+                buf = spare.pop() if spare and spare[-1].size == n else np.empty(n, np.float32)
+                buf.fill(0.0)
+                groups[gkey] = buf
             buf[lo - b0:hi - b0] += samples[lo - p.start:hi - p.start] * np.float32(p.gain)
         active = [(p, w) for p, w in active if p.end > b1]
-        yield n, spill.block(groups, n)
+        out = spill.block(groups, n)
+        spare.extend(groups.values())
+        yield n, out
 
 
 def _frames(x: np.ndarray) -> np.ndarray:
-    """(2, n) float64 → (n, 2) float32 frames (column copies: ~8× faster than a strided cast)."""
+    """(2, n) → (n, 2) float32 frames (column copies: ~8× faster than a strided cast)."""
     out = np.empty((x.shape[1], 2), dtype=np.float32)
     out[:, 0] = x[0]
     out[:, 1] = x[1]
@@ -250,14 +259,16 @@ class _Mastering:
         """The block's mix (2, n) after the loudness gain; without stems ``raw``'s one merged
         entry is taken out of it."""
         if self.with_stems:
-            mix = np.zeros((2, n), dtype=np.float64)
+            mix = np.zeros((2, n), dtype=np.float32)
             for s in self.stems:
                 if s in raw:
                     mix += raw[s]
-            mix *= self.gain
-            return mix
-        merged = raw.pop("", None)
-        return np.zeros((2, n), dtype=np.float64) if merged is None else merged * self.gain
+        else:
+            merged = raw.pop("", None)
+            mix = np.zeros((2, n), dtype=np.float32) if merged is None else merged
+        if self.gain != 1.0:
+            mix = mix * np.float32(self.gain)
+        return mix
 
     def required(self, raw: dict[str, np.ndarray], mix: np.ndarray) -> np.ndarray:
         """Per-chunk gains that keep the mix and, when they are written, every stem under the
@@ -275,10 +286,12 @@ class _Mastering:
         """The block limited, as frames; ``next_req`` is the next block's first requirement."""
         n = mix.shape[1]
         g = self.limiter.gains(req, next_req, n)
+        if g is not None:
+            g = g.astype(np.float32)
         out_mix = _frames(mix if g is None else mix * g)
         out_stems: dict[str, np.ndarray] = {}
         if self.with_stems:
-            scale = self.gain if g is None else self.gain * g
+            scale = np.float32(self.gain) if g is None else np.float32(self.gain) * g
             for s in self.stems:
                 st = raw.get(s)
                 out_stems[s] = (np.zeros((n, 2), dtype=np.float32) if st is None else
@@ -340,12 +353,14 @@ def mastered_blocks(
     block = max(1, round(block_s * sample_rate / LIMITER_CHUNK)) * LIMITER_CHUNK
     gain = 1.0
     if how.loudness is not None and placed:
-        measured = measured_loudness(placed, total, block, room)
+        measured = estimated_loudness(placed, total, room)
         if math.isfinite(measured):
             gain = 10.0 ** ((how.loudness - measured) / 20.0)
     if stats is not None:
         stats.update(frames=total, notes=len(placed), unique_notes=len({p.key for p in placed}))
-    mastering = _Mastering(sample_rate, stem_names(note_list), with_stems, gain)
+    if gain != 1.0:  # the loudness gain is folded into the notes' gains
+        placed = [replace(p, gain=p.gain * gain) for p in placed]
+    mastering = _Mastering(sample_rate, stem_names(note_list), with_stems, 1.0)
     done = 0
     raw = _raw_blocks(placed, total, block, room, merged=not with_stems)
     for out in mastering.blocks(raw):

@@ -171,6 +171,17 @@ def _tail_response(sample_rate: int) -> np.ndarray:
 
 
 @cache
+def tail_energy_frames(sample_rate: int, frame: int) -> np.ndarray:
+    """How the tail spreads a send's energy over time: the share of either ear's response's
+    energy in each ``frame``-sample frame after the send (the shares sum to 1)."""
+    ir = _tail_response(sample_rate)[0]
+    per = frame / TAIL_DECIMATION  # low-rate samples per frame
+    edges = np.round(np.arange(0, ir.size / per + 1) * per).astype(int)
+    energy = np.add.reduceat(ir * ir, edges[edges < ir.size])
+    return energy / energy.sum()
+
+
+@cache
 def _tail_spectrum(sample_rate: int, size: int) -> np.ndarray:
     return np.fft.rfft(_tail_response(sample_rate), size)
 
@@ -218,7 +229,7 @@ class Wet:
         m, width = self.m, self.overlap.shape[1]
         wet = np.zeros((2, k + width))
         if send is not None and refl is not None:
-            size = 1 << (k + m - 1).bit_length()
+            size = _fft_size(k + m - 1)
             spectrum = np.fft.rfft(send, size, axis=1) * _tail_spectrum(self.room.sample_rate,
                                                                          size)
             wet[:, :k + m] += np.fft.irfft(spectrum, size)[:, :k + m]
@@ -228,24 +239,40 @@ class Wet:
         self.active = send is not None or bool(np.abs(self.overlap).max() > 1e-9)
         return wet[:, :k]
 
-    def process(self, n: int) -> np.ndarray | None:
-        """The block's (2, n) reflections and tail at the full rate; None once nothing rings."""
+    def add_to(self, out: np.ndarray, n: int) -> bool:
+        """Add the block's reflections and tail, brought back to the full rate, to the first
+        ``n`` samples of ``out`` ((2, ≥ n) float32); False once nothing rings any more."""
         q = TAIL_DECIMATION
         k = -(-n // q)
         out_low = self.low_block(k)
         if out_low is None:
-            return None
-        seq = np.concatenate([self.last, out_low], axis=1)
+            return False
+        seq = np.empty((2, k + 1), dtype=np.float32)
+        seq[:, 0] = self.last[:, 0]
+        seq[:, 1:] = out_low
         self.last = out_low[:, -1:].copy()
-        step = np.diff(seq, axis=1)[:, :, None] * (np.arange(q) / q)
-        up = (seq[:, :-1, None] + step).reshape(2, k * q)
-        return up[:, :n]
+        base, step = seq[:, :-1], seq[:, 1:] - seq[:, :-1]
+        for j in range(q):  # the j-th sample after each low-rate one (strided: fast)
+            m = len(range(j, n, q))
+            out[:, j:n:q] += base[:, :m] + step[:, :m] * np.float32(j / q)
+        return True
+
+
+def _fft_size(n: int) -> int:
+    """The smallest 2^p or 3·2^p of at least ``n`` (3·2^p costs little more than 2^p)."""
+    p = max(1, (n - 1).bit_length())
+    return min(1 << p, 3 << max(0, p - 2) if 3 << max(0, p - 2) >= n else 1 << p)
 
 
 def decimated(buf: np.ndarray) -> np.ndarray:
-    """``buf`` (n,) as means of ``TAIL_DECIMATION`` samples (float64, zero-padded at the end)."""
+    """``buf`` (n,) as means of ``TAIL_DECIMATION`` samples (zero-padded at the end)."""
     q = TAIL_DECIMATION
     k = -(-buf.size // q)
     if k * q != buf.size:
         buf = np.concatenate([buf, np.zeros(k * q - buf.size, dtype=buf.dtype)])
-    return buf.reshape(k, q).mean(axis=1, dtype=np.float64)
+    return buf.reshape(k, q) @ _mean_weights(q, buf.dtype)
+
+
+@cache
+def _mean_weights(q: int, dtype: np.dtype) -> np.ndarray:
+    return np.full(q, 1.0 / q, dtype=dtype)

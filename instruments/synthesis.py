@@ -59,14 +59,14 @@ def _seed(key: NoteKey) -> int:
 
 def synthesize(key: NoteKey) -> np.ndarray:
     """The samples of the note ``key`` (``key_length(key)`` of them, the last one 0), rendered
-    by an offline pyo server of its own; the caller holds ``PYO_LOCK``."""
-    os.environ.setdefault("PYO_GUI_WX", "0")
-    import pyo  # lazy on purpose: never import pyo at module import
-
+    by an offline pyo server of its own (the caller holds ``PYO_LOCK``), or by numpy for the
+    ``NUMPY_VOICES`` (thread-safe: no lock needed)."""
     n = key_length(key)
     sr = key.sample_rate
     if key.instrument in NUMPY_VOICES:  # the sustained and plucked voices: no pyo server
         return _faded(np.asarray(NUMPY_VOICES[key.instrument](key, n), dtype=np.float32), sr)
+    os.environ.setdefault("PYO_GUI_WX", "0")
+    import pyo  # lazy on purpose: never import pyo at module import
     length_s = n / sr
     with tempfile.TemporaryDirectory(prefix="yuezheng-voice-") as tmp:
         server = pyo.Server(sr=sr, nchnls=1, duplex=0, audio="offline", buffersize=256)

@@ -24,13 +24,16 @@ from __future__ import annotations
 
 import math
 import os
-from collections import OrderedDict
+import threading
+from collections import OrderedDict, deque
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
 from cues.catalog import CATALOG, canonical_instrument
 from cues.errors import UserError
 from instruments.sung import syllable_key
+from instruments.sustained import NUMPY_VOICES
 from instruments.synthesis import PYO_LOCK, synthesize
 from instruments.voice_models import (
     BELL_INTERVALS,
@@ -175,29 +178,37 @@ class _WaveCache:
         self._bytes = 0
         self.hits = 0
         self.misses = 0
+        self._lock = threading.Lock()
 
     def get(self, key: NoteKey) -> np.ndarray | None:
-        arr = self._items.get(key)
-        if arr is None:
-            self.misses += 1
-            return None
-        self.hits += 1
-        self._items.move_to_end(key)
-        return arr
+        with self._lock:
+            arr = self._items.get(key)
+            if arr is None:
+                self.misses += 1
+                return None
+            self.hits += 1
+            self._items.move_to_end(key)
+            return arr
 
-    def put(self, key: NoteKey, arr: np.ndarray) -> None:
-        if key in self._items:
-            return
-        self._items[key] = arr
-        self._bytes += arr.nbytes
-        while self._bytes > self.max_bytes and len(self._items) > 1:
-            _, old = self._items.popitem(last=False)
-            self._bytes -= old.nbytes
+    def put(self, key: NoteKey, arr: np.ndarray) -> np.ndarray:
+        """Keep ``arr`` for ``key`` and return what the cache holds for it (the first one put,
+        when two threads rendered the same note)."""
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                return found
+            self._items[key] = arr
+            self._bytes += arr.nbytes
+            while self._bytes > self.max_bytes and len(self._items) > 1:
+                _, old = self._items.popitem(last=False)
+                self._bytes -= old.nbytes
+            return arr
 
     def clear(self) -> None:
-        self._items.clear()
-        self._bytes = 0
-        self.hits = self.misses = 0
+        with self._lock:
+            self._items.clear()
+            self._bytes = 0
+            self.hits = self.misses = 0
 
     def info(self) -> dict[str, int]:
         return {"notes": len(self._items), "bytes": self._bytes, "max_bytes": self.max_bytes,
@@ -239,12 +250,37 @@ def render_note(
 
 
 def render_key(key: NoteKey) -> np.ndarray:
-    """Render (or fetch from the cache) the note identified by a ``NoteKey``."""
-    with PYO_LOCK:
-        cached = _CACHE.get(key)
-        if cached is not None:
-            return cached
+    """Render (or fetch from the cache) the note identified by a ``NoteKey``; thread-safe:
+    the numpy voices render in parallel, the pyo voices one at a time (``PYO_LOCK``)."""
+    cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
+    if key.instrument in NUMPY_VOICES:
         arr = synthesize(key)
-        arr.setflags(write=False)
-        _CACHE.put(key, arr)
-        return arr
+    else:
+        with PYO_LOCK:
+            arr = synthesize(key)
+    arr.setflags(write=False)
+    return _CACHE.put(key, arr)
+
+
+RENDER_THREADS = 2
+"""Notes rendered at once by ``render_keys`` (the numpy voices release the GIL in their array
+work; the pyo voices still take turns)."""
+
+
+def render_keys(keys: Iterable[NoteKey], ahead: int = 16) -> Iterator[tuple[NoteKey, np.ndarray]]:
+    """(key, sound) for each of ``keys`` in order, rendered ``RENDER_THREADS`` at a time and at
+    most ``ahead`` keys before the one the caller is at (memory stays bounded)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pending: deque = deque()
+    with ThreadPoolExecutor(RENDER_THREADS, thread_name_prefix="yuezheng-voice") as pool:
+        for key in keys:
+            pending.append((key, pool.submit(render_key, key)))
+            if len(pending) > ahead:
+                done, future = pending.popleft()
+                yield done, future.result()
+        while pending:
+            done, future = pending.popleft()
+            yield done, future.result()
