@@ -256,13 +256,22 @@ def _qing(P: Any, key: NoteKey, length: float, keep: list[Any]) -> Any:
     return _mixed(P, parts, keep)
 
 
+def bessel_j(m: int, x: float) -> float:
+    """The Bessel function J_m(x) by its power series (exact to ~1e-12 for the membrane's
+    arguments, |x| < 10; no scipy import on the render path)."""
+    term = (x / 2.0) ** m / math.factorial(m)
+    total = 0.0
+    for k in range(60):
+        total += term
+        term *= -(x * x / 4.0) / ((k + 1) * (k + 1 + m))
+    return total
+
+
 def drum_mode_amplitudes(radius: float) -> list[float]:
     """|J_m(j_mn·r)| of each of ``MEMBRANE_MODES`` for a stroke at ``radius`` (fraction of the
     head's radius), scaled so that every stroke rings with the same energy (Σ a²·τ = 1): the
     strike point changes the colour of a stroke, its level is the player's."""
-    from scipy.special import jv
-
-    amps = [abs(float(jv(int(mode[1]), j * radius))) for mode, _, _, j in MEMBRANE_MODES]
+    amps = [abs(bessel_j(int(mode[1]), j * radius)) for mode, _, _, j in MEMBRANE_MODES]
     energy = sum(a * a * rel for a, (_, _, rel, _) in zip(amps, MEMBRANE_MODES, strict=True))
     return [a / energy ** 0.5 for a in amps]
 
