@@ -710,12 +710,13 @@ def cmd_render(args: argparse.Namespace) -> int:
         _out(f"wrote {report.path}: {rite.title} through FluidSynth ({report.soundfont}), "
              f"{_clock(rite_length_s(timeline))}, {report.realtime_factor:.1f}× real time")
         return EXIT_OK
-    progress = _progress_bar(f"render {rite.id}") if sys.stderr.isatty() else None
+    progress = (_progress_bar(f"render {rite.id}") if sys.stderr.isatty() else
+                _progress_lines(f"render {rite.id}"))
     with _writing(args.output):
         report = render_timeline(timeline, args.output, stems_dir=args.stems,
                                  bell_interval=args.bell_interval, bell_detune=args.bell_detune,
                                  room=args.room, loudness=args.loudness, progress=progress)
-    if progress is not None:
+    if sys.stderr.isatty():
         _err("")
     stems = f", {len(report.stems)} stems in {args.stems}" if report.stems else ""
     _out(f"wrote {report.path}: {rite.title}, {len(rite.cues)} cues, {report.notes} notes, "
@@ -732,6 +733,23 @@ def _progress_bar(label: str):
         sys.stderr.write(f"\r{label} [{bar:<30}] {frac * 100:5.1f}%  {_clock(done)} / "
                          f"{_clock(total)}")
         sys.stderr.flush()
+    return show
+
+
+LONG_RENDER_S = 600.0
+"""A render of more audio than this reports its progress off a terminal too (every 10 %)."""
+
+
+def _progress_lines(label: str):
+    """Progress as a line on standard error at every tenth of a long render (not a terminal:
+    a log keeps whole lines)."""
+    shown = [0]
+
+    def show(done: float, total: float) -> None:
+        tenth = 0 if total < LONG_RENDER_S else int(10 * min(1.0, done / total))
+        if tenth > shown[0]:
+            shown[0] = tenth
+            _err(f"{label}: {tenth * 10} % ({_clock(done)} of {_clock(total)})")
     return show
 
 

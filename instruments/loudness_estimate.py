@@ -8,8 +8,9 @@ from its notes' energies instead:
   per frame, weighted by the K-filter's power response as the spectrum of the note's
   surroundings shows it (Parseval on 0.1 s chunks: chunks 0–4, then every doubling, held in
   between — a note's colour changes slowly after its attack), once by the K-filter alone (the
-  direct sound) and once with the low-pass of the room's low-rate path (reflections and tail:
-  the decimating mean and the interpolation back, ``instruments.room``); cached per note;
+  direct sound), once with the low-pass of the room's low-rate path (the reflections: the
+  decimating mean and the interpolation back, ``instruments.room``) and once more through
+  the tail's own power response (a low drum mode meets its peaks and dips); cached per note;
 * the room adds them in energy (``estimated_loudness``): the direct sound at its pan gains and
   delay, each reflection at its own, the tail sends spread over the frames as the tail's
   energy decays; every note scaled by its gain²;
@@ -39,12 +40,20 @@ from instruments.loudness import (
     gated_loudness,
     k_power_response,
 )
-from instruments.room import TAIL_DECIMATION, Room, tail_energy_frames
+from instruments.room import (
+    TAIL_DECIMATION,
+    Room,
+    tail_energy_frames,
+    tail_power_response,
+)
 from instruments.voice_models import NoteKey
 
 CHUNK_FRAMES = 10  # the spectral weighting is measured on 0.1 s chunks
 _CHUNK_WINDOW = 4096  # … over the first 4096 samples of each (a fast FFT size)
 _WINDOW_FRAMES = 6000  # frames kept open at once (60 s) before they are stepped
+
+Energies = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""(direct, low, tail) energies per frame of one note (``note_energy``)."""
 
 
 class PlacedNote(Protocol):
@@ -68,22 +77,24 @@ def _measured_chunks(chunks: int) -> np.ndarray:
 
 
 @cache
-def _weights(sample_rate: int, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The power weights of an ``n``-point rfft's bins: the K-filter, and the K-filter through
+def _weights(sample_rate: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The power weights of an ``n``-point rfft's bins: the K-filter; the K-filter through
     the room's low-rate path (a mean of TAIL_DECIMATION samples, then linear interpolation:
-    the box response squared once and its square twice)."""
+    the box response squared once and its square twice); the same through the tail."""
     f = np.fft.rfftfreq(n, 1.0 / sample_rate)
     k = k_power_response(f, sample_rate)
     q = TAIL_DECIMATION
     x = np.pi * f / sample_rate
     with np.errstate(invalid="ignore", divide="ignore"):
         box = np.where(x > 0, np.sin(q * x) / (q * np.sin(x)), 1.0)
-    return k, k * box ** 6
+    low = k * box ** 6
+    return k, low, low * tail_power_response(sample_rate, n)
 
 
-def note_energy(wave: np.ndarray, sample_rate: int) -> tuple[np.ndarray, np.ndarray]:
-    """(direct, low): a note's K-weighted energy per FRAME_S frame, and the same through the
-    room's low-rate path (float64, one per frame from the note's first sample)."""
+def note_energy(wave: np.ndarray, sample_rate: int) -> Energies:
+    """(direct, low, tail): a note's K-weighted energy per FRAME_S frame, the same through the
+    room's low-rate path, and through it and the tail (float64, one per frame from the note's
+    first sample)."""
     frame = round(FRAME_S * sample_rate)
     n = wave.size
     frames = -(-n // frame)
@@ -103,20 +114,19 @@ def note_energy(wave: np.ndarray, sample_rate: int) -> tuple[np.ndarray, np.ndar
         part = wave[c * chunk: c * chunk + width]
         segs[row, :part.size] = part
     power = np.abs(np.fft.rfft(segs, axis=1)) ** 2
-    k_weight, low_weight = _weights(sample_rate, width)
     total = power.sum(axis=1)
     safe = np.where(total > 0, total, 1.0)
-    ratio_k = np.where(total > 0, power @ k_weight / safe, 1.0)
-    ratio_low = np.where(total > 0, power @ low_weight / safe, 1.0)
     held = np.searchsorted(picks, np.arange(chunks), side="right") - 1  # chunk → its pick
     per_frame = np.repeat(held, CHUNK_FRAMES)[:frames]
-    return raw * ratio_k[per_frame], raw * ratio_low[per_frame]
+    direct, low, tail = (raw * np.where(total > 0, power @ w / safe, 1.0)[per_frame]
+                         for w in _weights(sample_rate, width))
+    return direct, low, tail
 
 
-_ENERGY: dict[NoteKey, tuple[np.ndarray, np.ndarray]] = {}
+_ENERGY: dict[NoteKey, Energies] = {}
 
 
-def cached_note_energy(key: NoteKey, wave: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def cached_note_energy(key: NoteKey, wave: np.ndarray) -> Energies:
     """``note_energy`` of the note ``key`` (whose sound is ``wave``), cached per key."""
     found = _ENERGY.get(key)
     if found is None:
@@ -160,9 +170,16 @@ class _Frames:
     def finish_before(self, sample: int, last: bool = False) -> None:
         """Every frame before ``sample`` is complete: step it and drop it (once there are
         half a window of them, or at the ``last`` call)."""
-        count = min(self.direct.size, sample // self.frame - self.first)
-        if count <= 0 or (count < _WINDOW_FRAMES // 2 and not last):
+        todo = sample // self.frame - self.first
+        if todo <= 0 or (todo < _WINDOW_FRAMES // 2 and not last):
             return
+        while todo > 0:  # a window at a time (a long silence is stepped through, not held)
+            count = min(self.direct.size, todo)
+            self._step(count)
+            todo -= count
+
+    def _step(self, count: int) -> None:
+        """Finish the first ``count`` open frames."""
         tail = np.convolve(self.tail_in[:count], self.tail)
         tail[:self.tail_carry.size] += self.tail_carry
         carry = np.zeros(self.tail.size - 1)
@@ -187,11 +204,15 @@ def estimated_loudness(placed: Sequence[PlacedNote], total: int, room: Room) -> 
 
     sr = room.sample_rate
     frames = _Frames(sr)
-    energies = {key: cached_note_energy(key, wave) for key, wave in
-                voices.render_keys(dict.fromkeys(p.key for p in placed))}
-    for p in placed:
+    rendered = voices.render_keys(dict.fromkeys(p.key for p in placed))  # first-use order
+    last_use = {p.key: i for i, p in enumerate(placed)}
+    energies: dict[NoteKey, Energies] = {}
+    for i, p in enumerate(placed):
         frames.finish_before(p.start - frames.frame)
-        direct, low = energies[p.key]
+        while p.key not in energies:
+            key, wave = next(rendered)
+            energies[key] = cached_note_energy(key, wave)
+        direct, low, tail = energies.pop(p.key) if last_use[p.key] == i else energies[p.key]
         g2 = p.gain * p.gain
         taps = room.taps(*p.place)
         for n, (delay, left, right) in enumerate(taps):
@@ -199,7 +220,7 @@ def estimated_loudness(placed: Sequence[PlacedNote], total: int, room: Room) -> 
                        p.start + delay)
         if room.has_tail:
             to_left, to_right = room.send(*p.place)
-            frames.add(True, low * (g2 * (to_left * to_left + to_right * to_right)), p.start)
+            frames.add(True, tail * (g2 * (to_left * to_left + to_right * to_right)), p.start)
     frames.finish_before(total + (frames.tail.size + 1) * frames.frame, last=True)
     steps = np.concatenate(frames.steps + [np.array([frames.pending.sum()])])
     return _gated(steps, total, sr)
@@ -223,7 +244,7 @@ def _gated(steps: np.ndarray, total: int, sample_rate: int) -> float:
 
 def wave_loudness(wave: np.ndarray, sample_rate: int) -> float:
     """The integrated loudness (LUFS) of one mono sound, estimated as the render's is."""
-    direct, _ = note_energy(np.asarray(wave, dtype=np.float32), sample_rate)
+    direct, _, _ = note_energy(np.asarray(wave, dtype=np.float32), sample_rate)
     whole = -(-direct.size // CHUNK_FRAMES) * CHUNK_FRAMES
     steps = np.zeros(whole)
     steps[:direct.size] = direct

@@ -181,6 +181,32 @@ def tail_energy_frames(sample_rate: int, frame: int) -> np.ndarray:
     return energy / energy.sum()
 
 
+def tail_power_response(sample_rate: int, n: int) -> np.ndarray:
+    """The tail's power gain (the two ears' mean |H|²) over each bin of an ``n``-point rfft at
+    ``sample_rate``, averaged over the bin's width (a narrow sound — a drum's low mode — is
+    heard through this one response's peaks and dips, not through its mean); 0 above the
+    tail's band."""
+    return _tail_power(sample_rate, n)
+
+
+@cache
+def _tail_power(sample_rate: int, n: int) -> np.ndarray:
+    ir = _tail_response(sample_rate)
+    fine = 1 << 17
+    power = (np.abs(np.fft.rfft(ir, fine, axis=1)) ** 2).mean(axis=0)
+    low_rate = sample_rate / TAIL_DECIMATION
+    fine_hz = np.fft.rfftfreq(fine, 1.0 / low_rate)
+    edges = (np.arange(n // 2 + 2) - 0.5) * sample_rate / n
+    csum = np.concatenate([[0.0], np.cumsum(power)])
+    lo = np.searchsorted(fine_hz, edges[:-1])
+    hi = np.maximum(np.searchsorted(fine_hz, edges[1:]), lo + 1)
+    inside = edges[1:] <= low_rate / 2
+    out = np.zeros(n // 2 + 1)
+    out[inside] = ((csum[np.minimum(hi, power.size)] - csum[lo]) /
+                   (np.minimum(hi, power.size) - lo))[inside]
+    return out
+
+
 @cache
 def _tail_spectrum(sample_rate: int, size: int) -> np.ndarray:
     return np.fft.rfft(_tail_response(sample_rate), size)
