@@ -28,18 +28,19 @@ limiting.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from cues.errors import UserError
-from instruments import voices
+from instruments import mix_processes, voices
 from instruments.levels import voice_gain
 from instruments.limiter import LIMITER_CHUNK, PeakLimiter
 from instruments.loudness_estimate import estimated_loudness
+from instruments.mix_blocks import RawBlock, parallel_raw_blocks
 from instruments.placement import DEFAULT_LISTENER
-from instruments.room import DEFAULT_ROOM, ROOMS, Room, Wet, decimated, spread
+from instruments.room import DEFAULT_ROOM, ROOMS, Room, spread
 from instruments.strings import repluck_stops
 from instruments.voice_models import DRUMS, REFERENCE_HZ, key_length, stroke_variant
 
@@ -144,101 +145,11 @@ def stem_names(notes: Iterable[RenderNote]) -> tuple[str, ...]:
 # ── mixing ──────────────────────────────────────────────────────────────────────────────────
 
 
-class _Spill:
-    """Per-stem output that runs past the block (the direct sound's delay and the room's
-    reflections and tail), carried over."""
-
-    def __init__(self, room: Room) -> None:
-        self.room = room
-        self.carry: dict[str, np.ndarray] = {}
-        self.wets: dict[str, Wet] = {}
-
-    def _stem_block(self, stem: str, n: int) -> np.ndarray:
-        """A stem's (2, n + max_delay) float32 block, opening with what the last one left."""
-        d = self.room.max_delay
-        st = np.empty((2, n + d), dtype=np.float32)
-        carry = self.carry.pop(stem, None)
-        if carry is None:
-            st.fill(0.0)
-        else:
-            st[:, :d] = carry
-            st[:, d:].fill(0.0)
-        return st
-
-    def block(self, groups: dict[tuple[str, tuple[float, float]], np.ndarray], n: int,
-              ) -> dict[str, np.ndarray]:
-        """The block's (2, n) float32 per stem from its per-place mono sums: the direct sound
-        at the full rate, the reflections and the tail through the stem's ``Wet``."""
-        room = self.room
-        out: dict[str, np.ndarray] = {}
-        tmp = np.empty(n, dtype=np.float32)
-        for (stem, place), buf in groups.items():
-            st = out.get(stem)
-            if st is None:
-                st = out[stem] = self._stem_block(stem, n)
-            delay, left, right = room.taps(*place)[0]
-            st[0, delay:delay + n] += np.multiply(buf, np.float32(left), out=tmp)
-            st[1, delay:delay + n] += np.multiply(buf, np.float32(right), out=tmp)
-            if room.has_tail:
-                wet = self.wets.get(stem)
-                if wet is None:
-                    wet = self.wets[stem] = room.new_wet()
-                wet.add(decimated(buf), place)
-        return self._finish(out, n)
-
-    def _finish(self, out: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
-        room = self.room
-        for stem in set(self.carry) | set(self.wets):
-            if stem not in out:
-                out[stem] = self._stem_block(stem, n)
-        for stem, st in out.items():
-            wet = self.wets.get(stem)
-            if wet is not None and not wet.add_to(st, n):
-                del self.wets[stem]
-            if room.max_delay and np.any(st[:, n:]):
-                self.carry[stem] = st[:, n:]
-        return {stem: st[:, :n] for stem, st in out.items()}
-
-
-def _raw_blocks(
-    placed: Sequence[_Placed], total: int, block: int, room: Room, merged: bool = False,
-) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
-    """Per block: (n, {stem: float64 (2, n)}) before loudness gain and limiter (silent stems
-    are absent from the dict); ``merged``: one stem "" holding everything (no stems wanted)."""
-    active: list[tuple[_Placed, np.ndarray]] = []
-    spill = _Spill(room)
-    nxt = 0
-    spare: list[np.ndarray] = []  # group buffers reused from block to block (no page faults)
-    for b0 in range(0, total, block):
-        b1 = min(total, b0 + block)
-        n = b1 - b0
-        while nxt < len(placed) and placed[nxt].start < b1:
-            p = placed[nxt]
-            active.append((p, voices.render_key(p.key)))
-            nxt += 1
-        # group by (stem, place): notes at one place are summed in mono at their gains
-        # (float32, like the waveforms: half the memory traffic), then heard through the room
-        groups: dict[tuple[str, tuple[float, float]], np.ndarray] = {}
-        for p, samples in active:
-            lo = max(b0, p.start)
-            hi = min(b1, p.end)
-            if hi <= lo:
-                continue
-            gkey = ("" if merged else p.stem, p.place)
-            buf = groups.get(gkey)
-            if buf is None:
-                buf = spare.pop() if spare and spare[-1].size == n else np.empty(n, np.float32)
-                buf.fill(0.0)
-                groups[gkey] = buf
-            buf[lo - b0:hi - b0] += samples[lo - p.start:hi - p.start] * np.float32(p.gain)
-        active = [(p, w) for p, w in active if p.end > b1]
-        out = spill.block(groups, n)
-        spare.extend(groups.values())
-        yield n, out
-
-
 def _frames(x: np.ndarray) -> np.ndarray:
-    """(2, n) → (n, 2) float32 frames (column copies: ~8× faster than a strided cast)."""
+    """(2, n) → (n, 2) float32 frames (column copies: ~8× faster than a strided cast; one
+    copy when ``x`` is a view of frames already)."""
+    if x.T.flags.c_contiguous and x.dtype == np.float32:
+        return x.T.copy()
     out = np.empty((x.shape[1], 2), dtype=np.float32)
     out[:, 0] = x[0]
     out[:, 1] = x[1]
@@ -298,13 +209,14 @@ class _Mastering:
                                 _frames(st * scale))
         return out_mix, out_stems
 
-    def blocks(self, raw_blocks: Iterable[tuple[int, dict[str, np.ndarray]]]
+    def blocks(self, raw_blocks: Iterable[RawBlock]
                ) -> Iterator[MasteredBlock]:
         """Master the raw blocks in order, each once the next one's peaks are known."""
         pending: tuple[dict[str, np.ndarray], np.ndarray, np.ndarray] | None = None
-        for n, raw in raw_blocks:
+        for item in raw_blocks:  # (n, raw) or (n, raw, the mix's requirements found already)
+            n, raw = item[0], item[1]
             mix = self.mix(raw, n)
-            req = self.required(raw, mix)
+            req = item[2] if len(item) > 2 and self.gain == 1.0 else self.required(raw, mix)
             if pending is not None:
                 yield self.finish(*pending, float(req[0]))
             pending = (raw, mix, req)
@@ -362,7 +274,10 @@ def mastered_blocks(
         placed = [replace(p, gain=p.gain * gain) for p in placed]
     mastering = _Mastering(sample_rate, stem_names(note_list), with_stems, 1.0)
     done = 0
-    raw = _raw_blocks(placed, total, block, room, merged=not with_stems)
+    if not with_stems and mix_processes.usable(-(-total // block)):
+        raw = mix_processes.process_raw_blocks(placed, total, block, room)
+    else:
+        raw = parallel_raw_blocks(placed, total, block, room, merged=not with_stems)
     for out in mastering.blocks(raw):
         done += out[0].shape[0]
         if progress is not None:

@@ -209,7 +209,7 @@ def _tail_power(sample_rate: int, n: int) -> np.ndarray:
 
 @cache
 def _tail_spectrum(sample_rate: int, size: int) -> np.ndarray:
-    return np.fft.rfft(_tail_response(sample_rate), size)
+    return np.fft.rfft(_tail_response(sample_rate).astype(np.float32), size)  # complex64
 
 
 class Wet:
@@ -224,8 +224,8 @@ class Wet:
         self.room = room
         self.m = _tail_response(room.sample_rate).shape[1]
         self.span = room.max_delay // TAIL_DECIMATION + 1
-        self.overlap = np.zeros((2, self.m + self.span))
-        self.last = np.zeros((2, 1))  # the previous block's last low-rate sample
+        self.overlap = np.zeros((2, self.m + self.span), dtype=np.float32)
+        self.last = np.zeros((2, 1), dtype=np.float32)  # the previous block's last low-rate sample
         self.active = False
         self.refl: np.ndarray | None = None
         self.send: np.ndarray | None = None
@@ -235,8 +235,8 @@ class Wet:
         ears' tails (each fed from the source's side)."""
         k = low.size
         if self.refl is None:
-            self.refl = np.zeros((2, k + self.span))
-            self.send = np.zeros((2, k))
+            self.refl = np.zeros((2, k + self.span), dtype=np.float32)
+            self.send = np.zeros((2, k), dtype=np.float32)
         assert self.send is not None
         for delay, left, right in self.room.low_reflections(*place):
             self.refl[0, delay:delay + k] += low * left
@@ -253,7 +253,7 @@ class Wet:
         if send is None and not self.active:
             return None
         m, width = self.m, self.overlap.shape[1]
-        wet = np.zeros((2, k + width))
+        wet = np.zeros((2, k + width), dtype=np.float32)
         if send is not None and refl is not None:
             size = _fft_size(k + m - 1)
             spectrum = np.fft.rfft(send, size, axis=1) * _tail_spectrum(self.room.sample_rate,
@@ -277,11 +277,22 @@ class Wet:
         seq[:, 0] = self.last[:, 0]
         seq[:, 1:] = out_low
         self.last = out_low[:, -1:].copy()
-        base, step = seq[:, :-1], seq[:, 1:] - seq[:, :-1]
-        for j in range(q):  # the j-th sample after each low-rate one (strided: fast)
-            m = len(range(j, n, q))
-            out[:, j:n:q] += base[:, :m] + step[:, :m] * np.float32(j / q)
+        # the j-th sample after each low-rate one is (1 − j/q)·this + (j/q)·next: each pair
+        # (this, next) times a (2, q) matrix, one matmul into contiguous (2, k·q) samples
+        pairs = np.empty((2, k, 2), dtype=np.float32)
+        pairs[:, :, 0] = seq[:, :-1]
+        pairs[:, :, 1] = seq[:, 1:]
+        up = pairs.reshape(2 * k, 2) @ _interpolation(q)
+        out[:, :n] += up.reshape(2, k * q)[:, :n]
         return True
+
+
+@cache
+def _interpolation(q: int) -> np.ndarray:
+    """(2, q): the weights of a low-rate sample and the next one in the q full-rate samples
+    from it on (linear interpolation)."""
+    ramp = np.arange(q, dtype=np.float32) / np.float32(q)
+    return np.stack([np.float32(1.0) - ramp, ramp])
 
 
 def _fft_size(n: int) -> int:
