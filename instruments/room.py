@@ -202,8 +202,8 @@ def _tail_power(sample_rate: int, n: int) -> np.ndarray:
     hi = np.maximum(np.searchsorted(fine_hz, edges[1:]), lo + 1)
     inside = edges[1:] <= low_rate / 2
     out = np.zeros(n // 2 + 1)
-    out[inside] = ((csum[np.minimum(hi, power.size)] - csum[lo]) /
-                   (np.minimum(hi, power.size) - lo))[inside]
+    lo, hi = lo[inside], np.minimum(hi[inside], power.size)
+    out[inside] = (csum[hi] - csum[lo]) / np.maximum(hi - lo, 1)  # a bin past the fine grid: 0
     return out
 
 
