@@ -126,6 +126,13 @@ def note_energy(wave: np.ndarray, sample_rate: int) -> Energies:
 _ENERGY: dict[NoteKey, Energies] = {}
 
 
+def keep_energy(key: NoteKey, energies: Energies) -> None:
+    """Cache the energies of ``key`` measured elsewhere (``instruments.voice_processes``)."""
+    if len(_ENERGY) > 8192:
+        _ENERGY.clear()
+    _ENERGY[key] = energies
+
+
 def cached_note_energy(key: NoteKey, wave: np.ndarray) -> Energies:
     """``note_energy`` of the note ``key`` (whose sound is ``wave``), cached per key."""
     found = _ENERGY.get(key)

@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from cues.errors import UserError
-from instruments import mix_processes, voices
+from instruments import mix_processes, voice_processes, voices
 from instruments.levels import voice_gain
 from instruments.limiter import LIMITER_CHUNK, PeakLimiter
 from instruments.loudness_estimate import estimated_loudness
@@ -48,7 +48,7 @@ DEFAULT_SAMPLE_RATE = 48000
 MARKS_THE_JIE = frozenset(DRUMS) | {"編鐘", "鑮"}
 """The instruments a 射節 strikes on its grid (its drums; a 編鐘 or 鑮 on each 節's first
 tick): the courtyard hears them with one delay (``Room.start_at_nearest``)."""
-DEFAULT_BLOCK_S = 1.0
+DEFAULT_BLOCK_S = 2.0
 HEADROOM_DB = 14.0
 """The live pyo port's fixed gain (instruments.pyoport); offline renders use loudness instead."""
 
@@ -265,6 +265,7 @@ def mastered_blocks(
     block = max(1, round(block_s * sample_rate / LIMITER_CHUNK)) * LIMITER_CHUNK
     gain = 1.0
     if how.loudness is not None and placed:
+        voice_processes.prepare(p.key for p in placed)  # on processes where it is worth it
         measured = estimated_loudness(placed, total, room)
         if math.isfinite(measured):
             gain = 10.0 ** ((how.loudness - measured) / 20.0)

@@ -218,6 +218,23 @@ class _WaveCache:
 _CACHE = _WaveCache(max_bytes=int(os.environ.get("YUEZHENG_VOICE_CACHE_MB", "512")) << 20)
 
 
+def cached_wave(key: NoteKey) -> np.ndarray | None:
+    """The cached sound of ``key``, or None (nothing is rendered)."""
+    return _CACHE.get(key)
+
+
+def keep_wave(key: NoteKey, wave: np.ndarray) -> np.ndarray:
+    """Cache ``wave`` (read-only float32, ``key_length(key)`` samples, rendered elsewhere:
+    ``instruments.voice_processes``) as the sound of ``key``; returns what the cache holds."""
+    wave.setflags(write=False)
+    return _CACHE.put(key, wave)
+
+
+def cache_limit_bytes() -> int:
+    """The note cache's bound in bytes (``YUEZHENG_VOICE_CACHE_MB``)."""
+    return _CACHE.max_bytes
+
+
 def cache_info() -> dict[str, int]:
     """Counts of the note cache: notes held, bytes, limit, hits, misses."""
     return _CACHE.info()

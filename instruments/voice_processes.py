@@ -1,0 +1,115 @@
+"""The notes of a render and their loudness energies, computed on several processes.
+
+Before a render normalised to a loudness target is mixed, every distinct note is synthesized
+and its K-weighted energy measured (``instruments.loudness_estimate``).  In one process the
+voices take turns on the GIL; so ``prepare`` forks ``VOICE_PROCESSES`` children that take the
+notes from a queue, longest first, write each sound into its place in an anonymous shared
+memory map and send back its energies.  This process puts views of that map into the note
+cache (``instruments.voices.keep_wave``) and the energies into the estimate's cache: the
+estimate and the mix then find every note ready, and the mixing processes forked later share
+the same map.  The sounds are the bytes ``synthesize`` gives in one process.
+
+It is skipped (the caller renders as before, on threads) where ``fork`` is missing, when
+``YUEZHENG_MIX_PROCESSES=0``, for a handful of notes, or when the notes would take more than
+half the note cache's bound (``YUEZHENG_VOICE_CACHE_MB``): memory stays bounded.  The children
+ignore SIGINT, die with this process and are reaped on every way out.
+"""
+
+from __future__ import annotations
+
+import mmap
+import multiprocessing
+import os
+import queue
+import signal
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from cues.errors import UserError
+from instruments import voices
+from instruments.loudness_estimate import keep_energy, note_energy
+from instruments.parent_death import die_with_parent
+from instruments.synthesis import synthesize
+from instruments.voice_models import NoteKey, key_length
+
+VOICE_PROCESSES = 2
+MIN_NOTES = 16  # fewer notes than this: not worth a fork
+_POLL_S = 0.5
+
+
+def _usable(keys: Sequence[NoteKey], nbytes: int) -> bool:
+    return (VOICE_PROCESSES > 1 and len(keys) >= MIN_NOTES
+            and "fork" in multiprocessing.get_all_start_methods()
+            and os.environ.get("YUEZHENG_MIX_PROCESSES", "") != "0"
+            and nbytes <= voices.cache_limit_bytes() // 2)
+
+
+def _child(keys: Sequence[NoteKey], offsets: Sequence[int], shared: mmap.mmap,
+           tasks: multiprocessing.SimpleQueue, done: multiprocessing.Queue) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent(signal.SIGKILL)
+    while (i := tasks.get()) is not None:
+        try:
+            wave = synthesize(keys[i])
+            np.frombuffer(shared, dtype=np.float32, count=wave.size, offset=offsets[i])[:] = wave
+            done.put((i, note_energy(wave, keys[i].sample_rate), None))
+        except UserError as exc:
+            done.put((i, None, str(exc)))
+        except BaseException as exc:  # handed to the parent, which raises it
+            done.put((i, None, f"voice process: {type(exc).__name__}: {exc}"))
+
+
+def prepare(keys: Iterable[NoteKey], processes: int = VOICE_PROCESSES) -> bool:
+    """Synthesize the notes of ``keys`` not yet cached, with their energies, on processes;
+    False (nothing done) where that is not possible or not worth it."""
+    todo = [k for k in dict.fromkeys(keys) if voices.cached_wave(k) is None]
+    lengths = [key_length(k) for k in todo]
+    nbytes = 4 * sum(lengths)
+    if not _usable(todo, nbytes):
+        return False
+    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64) * 4
+    shared = mmap.mmap(-1, max(1, nbytes))
+    ctx = multiprocessing.get_context("fork")
+    tasks: multiprocessing.SimpleQueue = ctx.SimpleQueue()
+    done: multiprocessing.Queue = ctx.Queue()
+    for i in sorted(range(len(todo)), key=lambda i: -lengths[i]):  # longest first
+        tasks.put(i)
+    children = [ctx.Process(target=_child, name=f"yuezheng-voice-{c}", daemon=True,
+                            args=(todo, offsets.tolist(), shared, tasks, done))
+                for c in range(processes)]
+    for child in children:
+        tasks.put(None)
+        child.start()
+    try:
+        for _ in range(len(todo)):
+            i, energies, error = _next(done, children)
+            wave = np.frombuffer(shared, dtype=np.float32, count=lengths[i],
+                                 offset=int(offsets[i]))
+            voices.keep_wave(todo[i], wave)
+            keep_energy(todo[i], energies)
+    finally:
+        for child in children:
+            child.join(timeout=2.0)
+            if child.is_alive():
+                child.kill()
+                child.join()
+        done.close()
+        done.join_thread()
+    return True
+
+
+def _next(done: multiprocessing.Queue, children: list[multiprocessing.process.BaseProcess],
+          ) -> tuple[int, tuple, None]:
+    while True:
+        try:
+            i, energies, error = done.get(timeout=_POLL_S)
+        except queue.Empty:
+            dead = [c for c in children if not c.is_alive() and c.exitcode != 0]
+            if dead:
+                raise UserError(f"a voice process ended unexpectedly (exit code "
+                                f"{dead[0].exitcode}): the render was not written") from None
+            continue
+        if error is not None:
+            raise UserError(error)
+        return i, energies, None

@@ -1,0 +1,114 @@
+"""Mixing on several processes or threads gives the bytes of one run, and leaves nothing behind.
+
+A render's mix is split in segments (``instruments.mix_blocks``), each mixed after a pre-roll;
+these tests compare every block with the one-run mix, in the courtyard (reflections, tail and
+delays carried from block to block) and dry, and check the children's end: reaped after a
+whole render and after an early stop, and a child killed mid-mix is a clear error.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cues.errors import UserError
+from instruments import audio_files, mix_blocks, mix_processes, mixer
+from instruments.mixer import RenderNote
+from instruments.room import Room
+
+SR = 48000
+BLOCK = SR  # 1 s blocks
+SEGMENT = 4  # small segments: many boundaries in a short piece
+
+
+def _notes(seconds: int) -> list[RenderNote]:
+    """Struck, plucked and sung notes at several places, some ringing across segment ends."""
+    out = []
+    for i in range(seconds):
+        out.append(RenderNote(i + 0.37, "編磬", 330.0 * (1 + (i % 5) / 10), 0.5, 90, -6.0, -4.0,
+                              "磬", seed=i))
+        if i % 3 == 0:
+            out.append(RenderNote(i + 0.9, "瑟", 220.0, 1.5, 80, -2.0, 2.0, "瑟"))
+        if i % 4 == 1:
+            out.append(RenderNote(i + 0.05, "歌", 262.0, 0.9, 90, 0.0, 2.0, "歌", lyric="關"))
+    return out
+
+
+def _placed(seconds: int, room_name: str) -> tuple[list, int, Room]:
+    room = Room(room_name, SR)
+    placed = mixer._plan(_notes(seconds), SR, room)
+    room.start_at_nearest({p.place for p in placed})
+    total = max(p.end for p in placed) + room.extra
+    return placed, total, room
+
+
+def _dense(blocks, n_stems: tuple[str, ...]) -> list[np.ndarray]:
+    """Each block as one (stems, 2, n) array (silent stems as zeros)."""
+    out = []
+    for item in blocks:
+        n, raw = item[0], item[1]
+        out.append(np.stack([raw[s] if s in raw else np.zeros((2, n), np.float32)
+                             for s in n_stems]))
+    return out
+
+
+@pytest.mark.parametrize("room_name", ["courtyard", "dry"])
+def test_processes_give_the_bytes_of_one_run(room_name: str) -> None:
+    placed, total, room = _placed(30, room_name)
+    one = _dense(mix_blocks.raw_blocks(placed, total, BLOCK, room, merged=True), ("",))
+    many = _dense(mix_processes.process_raw_blocks(placed, total, BLOCK, room, 2, SEGMENT),
+                  ("",))
+    assert len(one) == len(many) == -(-total // BLOCK) and len(one) > 3 * SEGMENT
+    for j, (a, b) in enumerate(zip(one, many, strict=True)):
+        assert np.array_equal(a, b), f"block {j} differs"
+    assert multiprocessing.active_children() == []
+
+
+def test_threads_give_the_bytes_of_one_run_per_stem() -> None:
+    placed, total, room = _placed(30, "courtyard")
+    stems = tuple(sorted({p.stem for p in placed}))
+    one = _dense(mix_blocks.raw_blocks(placed, total, BLOCK, room), stems)
+    many = _dense(mix_blocks.parallel_raw_blocks(placed, total, BLOCK, room, False, 2, SEGMENT),
+                  stems)
+    assert len(one) == len(many)
+    for j, (a, b) in enumerate(zip(one, many, strict=True)):
+        assert np.array_equal(a, b), f"block {j} differs"
+
+
+def test_a_render_is_the_same_file_with_or_without_processes(tmp_path: Path,
+                                                             monkeypatch) -> None:
+    notes = _notes(80)  # 80 blocks: more than two segments of 32
+    how = mixer.Mastering(loudness=-18.0)
+    monkeypatch.setenv("YUEZHENG_MIX_PROCESSES", "0")
+    audio_files.write_audio(tmp_path / "one.wav", notes, how=how)
+    monkeypatch.delenv("YUEZHENG_MIX_PROCESSES")
+    assert mix_processes.usable(80)
+    audio_files.write_audio(tmp_path / "many.wav", notes, how=how)
+    assert (tmp_path / "one.wav").read_bytes() == (tmp_path / "many.wav").read_bytes()
+    assert multiprocessing.active_children() == []
+
+
+def test_an_early_stop_reaps_the_children() -> None:
+    placed, total, room = _placed(30, "courtyard")
+    blocks = mix_processes.process_raw_blocks(placed, total, BLOCK, room, 2, SEGMENT)
+    next(blocks)
+    assert len(multiprocessing.active_children()) == 2
+    blocks.close()
+    assert multiprocessing.active_children() == []
+
+
+def test_a_child_killed_mid_mix_is_a_clear_error() -> None:
+    placed, total, room = _placed(30, "courtyard")
+    blocks = mix_processes.process_raw_blocks(placed, total, BLOCK, room, 2, SEGMENT)
+    next(blocks)
+    for child in multiprocessing.active_children():
+        os.kill(child.pid, signal.SIGKILL)
+    with pytest.raises(UserError, match="mixing process ended unexpectedly"):
+        for _ in blocks:
+            pass
+    assert multiprocessing.active_children() == []
