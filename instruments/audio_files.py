@@ -11,6 +11,7 @@ overlaps them with the next blocks' mixing (through a bounded queue: memory stay
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import queue
 import re
@@ -25,6 +26,7 @@ import numpy as np
 
 from cues.errors import UserError
 from instruments.atomicfile import atomic_files
+from instruments.mix_processes import Packed
 from instruments.mixer import (
     DEFAULT_BLOCK_S,
     DEFAULT_SAMPLE_RATE,
@@ -117,7 +119,8 @@ def _open_audio(files: contextlib.ExitStack, path: Path, fmt: str, sample_rate: 
 
 def _write_blocks(blocks: Iterator[MasteredBlock], mix_file: Any,
                   stem_files: dict[str, Any]) -> tuple[int, float]:
-    """Write the blocks (the mix and each stem) on a writer thread; return (frames, peak)."""
+    """Write the blocks (the mix and each stem) on a writer thread, or here when they come
+    packed already (``Packed``: made on the mixing processes); return (frames, peak)."""
     todo: queue.Queue = queue.Queue(maxsize=4)
     failure: list[BaseException] = []
 
@@ -135,6 +138,17 @@ def _write_blocks(blocks: Iterator[MasteredBlock], mix_file: Any,
 
     peak = 0.0
     frames = 0
+    blocks = iter(blocks)
+    first = next(blocks, None)
+    if first is None:
+        return 0, 0.0
+    if isinstance(first[0], Packed):  # bytes made on the mixing processes: written here
+        for packed, _ in itertools.chain([first], blocks):
+            mix_file.write_packed(packed.data, packed.frames)
+            frames += packed.frames
+            peak = max(peak, packed.peak)
+        return frames, peak
+    blocks = itertools.chain([first], blocks)
     thread = threading.Thread(target=writer, name="yuezheng-writer")
     thread.start()
     try:
@@ -182,7 +196,7 @@ def write_audio(
         handles = {s: _open_audio(files, staged.temp_for(p), fmt, sample_rate)
                    for s, p in stem_paths.items()}
         blocks = mastered_blocks(note_list, sample_rate, block_s, how, progress, stats,
-                                 with_stems=bool(handles))
+                                 with_stems=bool(handles), pack=fmt == "WAV")
         frames, peak = _write_blocks(blocks, mix_file, handles)
     compute = time.perf_counter() - t0
     duration = frames / sample_rate

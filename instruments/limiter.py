@@ -56,6 +56,12 @@ class PeakLimiter:
         """Per-sample gains for ``n`` samples whose chunks require ``req``; ``next_req`` is the
         requirement of the chunk after them (1.0 at the end of the stream).  None means
         unity gain throughout."""
+        nodes = self.nodes(req, next_req)
+        return None if nodes is None else curve(nodes, n)
+
+    def nodes(self, req: np.ndarray, next_req: float) -> np.ndarray | None:
+        """The gains at the chunk boundaries of a block whose chunks require ``req`` (m + 1 of
+        them, ``curve`` interpolates them), block after block in order; None: unity gain."""
         m = req.size
         reqs = np.append(req, next_req)
         first = self.gain if self.started else min(1.0, float(req[0]))
@@ -72,10 +78,15 @@ class PeakLimiter:
             peak = np.maximum.accumulate(np.log(np.maximum(c, 0.0)) - slope)
         nodes = np.minimum(1.0, 1.0 - np.exp(peak + slope))
         nodes[0] = first
-        g = float(nodes[-1])
-        self.gain = g
+        self.gain = float(nodes[-1])
         self.limited_chunks += int(np.count_nonzero(np.minimum(nodes[:-1], nodes[1:]) < 1.0))
         self.min_gain = min(self.min_gain, float(nodes.min()))
-        frac = np.arange(LIMITER_CHUNK, dtype=np.float64) / LIMITER_CHUNK
-        curve = nodes[:-1, None] + (nodes[1:, None] - nodes[:-1, None]) * frac[None, :]
-        return curve.reshape(-1)[:n]
+        return nodes
+
+
+def curve(nodes: np.ndarray, n: int) -> np.ndarray:
+    """Per-sample float32 gains for ``n`` samples from a block's boundary gains (``nodes``),
+    linear inside each chunk."""
+    frac = np.arange(LIMITER_CHUNK, dtype=np.float64) / LIMITER_CHUNK
+    ramp = nodes[:-1, None] + (nodes[1:, None] - nodes[:-1, None]) * frac[None, :]
+    return ramp.reshape(-1)[:n].astype(np.float32)

@@ -102,6 +102,17 @@ class _Spill:
         return {stem: st[:, :n] for stem, st in out.items()}
 
 
+def as_frames(x: np.ndarray) -> np.ndarray:
+    """(2, n) → (n, 2) float32 frames (column copies: ~8× faster than a strided cast; one
+    copy when ``x`` is a view of frames already)."""
+    if x.T.flags.c_contiguous and x.dtype == np.float32:
+        return x.T.copy()
+    out = np.empty((x.shape[1], 2), dtype=np.float32)
+    out[:, 0] = x[0]
+    out[:, 1] = x[1]
+    return out
+
+
 def preroll_blocks(room: Room, block: int) -> int:
     """Blocks a run must mix before its first one to hold the state a run from the start
     would: the carried direct sound (``room.max_delay``) and the ``Wet``'s overlap (the tail

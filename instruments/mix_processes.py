@@ -1,20 +1,26 @@
-"""The mix of a long render on several processes: the same bytes as ``raw_blocks``, sooner.
+"""A render without stems, mixed and mastered on several processes: the bytes of one process.
 
-A thread cannot mix much faster than one core: the mixing loop holds the GIL between its many
-small array steps.  So a render that writes no stems is mixed by ``MIX_PROCESSES`` forked
-processes instead, each taking a segment of ``SEGMENT_BLOCKS`` blocks at a time
-(``instruments.mix_blocks.raw_blocks`` with its pre-roll, so every segment gives exactly the
-bytes one run from the start would) and writing it into a slot of an anonymous shared memory
-map; this process reads the slots in order and masters them as before.  The children read
-the notes the loudness estimate rendered from the note cache the fork shares with them (and
-render the others themselves, lazily, as one process would), and at most
-``MIX_PROCESSES + 1`` segments are mixed or waiting at once: memory stays bounded by blocks.
-The limiter's requirements (each chunk's peak) are found by the children too.
+A thread cannot mix much faster than one core (the mixing loop holds the GIL between its many
+small array steps), so a long render that writes no stems is made by ``MIX_PROCESSES`` forked
+processes, a segment of ``SEGMENT_BLOCKS`` blocks at a time, in two steps:
 
-The children ignore SIGINT (the render's own interrupt handling stays in this process), die
-with this process (``instruments.parent_death``), and are stopped and reaped on every way
-out of ``process_raw_blocks``.  Where ``fork`` is missing (not Linux or macOS) the mix runs
-in this process.
+1. *mix*: a child mixes the segment (``instruments.mix_blocks.raw_blocks`` after its pre-roll:
+   exactly the bytes of one run), one block more to know the limiter's next requirement, and
+   writes the frames and each chunk's requirement (its peak) into the segment's slot of an
+   anonymous shared memory map;
+2. *master*: this process runs the limiter over the requirements, segment after segment in
+   order (``PeakLimiter.nodes``: a few numbers per chunk), writes the gains into the slot, and
+   a child applies them (``limiter.curve``), measures the peak and, for a WAV file, packs the
+   24-bit bytes (``instruments.wavfile.pack24``) — the operations and the order of one
+   process, so the same bytes.
+
+This process only runs the limiter and hands the blocks on in order (a WAV file's bytes as
+``Packed`` views of the map, written before the next block is taken).  At most
+``MIX_PROCESSES + 2`` segments are held, so memory stays bounded by blocks.  The children read
+the notes that the loudness estimate rendered from the note cache the fork shares with them
+(and render any others themselves), ignore SIGINT (this process handles it), die with this
+process (``instruments.parent_death``) and are stopped and reaped on every way out; a child
+that dies is a clear error and the render is not written.
 """
 
 from __future__ import annotations
@@ -24,95 +30,148 @@ import multiprocessing
 import os
 import queue
 import signal
+from collections import deque
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from cues.errors import UserError
-from instruments.limiter import LIMITER_CHUNK, PeakLimiter
+from instruments.limiter import LIMITER_CHUNK, PeakLimiter, curve
 from instruments.mix_blocks import SEGMENT_BLOCKS, PlacedNote, raw_blocks
 from instruments.parent_death import die_with_parent
 from instruments.room import Room
+from instruments.wavfile import pack24
 
 MIX_PROCESSES = 2
+_POLL_S = 0.5  # how often a wait for a child checks that the children still live
 
-PeakedBlock = tuple[int, dict[str, np.ndarray], np.ndarray]
-"""(n, {"": the mix (2, n)}, the limiter's requirement per chunk of it)"""
-_POLL_S = 0.5  # how often a wait for a segment checks that the children still live
+
+@dataclass(frozen=True)
+class Packed:
+    """One mastered block as 24-bit PCM bytes (a view of the shared map: valid until the
+    next block is taken), its frame count and its largest |sample| before packing."""
+
+    data: memoryview
+    frames: int
+    peak: float
 
 
 def usable(blocks: int, segment: int = SEGMENT_BLOCKS) -> bool:
-    """Whether mixing ``blocks`` blocks on processes is possible and worth it."""
+    """Whether a render of ``blocks`` blocks can and should be made on processes."""
     return (MIX_PROCESSES > 1 and blocks > 2 * segment
             and "fork" in multiprocessing.get_all_start_methods()
             and os.environ.get("YUEZHENG_MIX_PROCESSES", "") != "0")
 
 
-def _slot_bytes(segment: int, block: int) -> int:
-    return segment * (block * 2 * 4 + -(-block // LIMITER_CHUNK) * 8)
+class _Slot:
+    """One segment's place in the shared map: frames (segment, block, 2) float32 (a block's
+    packed bytes overwrite its own frames), requirements (segment, chunks), gains at the chunk
+    boundaries (segment, chunks + 1; NaN first: unity), the next requirement and the peaks."""
+
+    def __init__(self, shared: mmap.mmap, index: int, segment: int, block: int) -> None:
+        chunks = -(-block // LIMITER_CHUNK)
+        self.offset = index * self.size(segment, block)
+        self.block = block
+        at = self.offset
+        self.frames = np.frombuffer(shared, np.float32, segment * block * 2, at
+                                    ).reshape(segment, block, 2)
+        at += self.frames.nbytes
+        self.reqs = np.frombuffer(shared, np.float64, segment * chunks, at
+                                  ).reshape(segment, chunks)
+        at += self.reqs.nbytes
+        self.nodes = np.frombuffer(shared, np.float64, segment * (chunks + 1), at
+                                   ).reshape(segment, chunks + 1)
+        at += self.nodes.nbytes
+        self.next_req = np.frombuffer(shared, np.float64, 1, at)
+        self.peaks = np.frombuffer(shared, np.float64, segment, at + 8)
+        self.shared = shared
+
+    @staticmethod
+    def size(segment: int, block: int) -> int:
+        chunks = -(-block // LIMITER_CHUNK)
+        return segment * (block * 8 + chunks * 8 + (chunks + 1) * 8 + 8) + 8
+
+    def packed(self, i: int, n: int) -> memoryview:
+        start = self.offset + i * self.block * 8
+        return memoryview(self.shared)[start:start + n * 6]
 
 
-def _slot(shared: mmap.mmap, slot: int, segment: int, block: int,
-          ) -> tuple[np.ndarray, np.ndarray]:
-    """A slot's blocks as frames (segment, block, 2) float32 and the limiter's requirement
-    per chunk of each (segment, chunks) float64."""
-    base = slot * _slot_bytes(segment, block)
-    chunks = -(-block // LIMITER_CHUNK)
-    frames = np.frombuffer(shared, dtype=np.float32, count=segment * block * 2, offset=base)
-    reqs = np.frombuffer(shared, dtype=np.float64, count=segment * chunks,
-                         offset=base + segment * block * 2 * 4)
-    return frames.reshape(segment, block, 2), reqs.reshape(segment, chunks)
+def _mix(slot: _Slot, first: int, segment: int, args: tuple) -> None:
+    placed, total, block, room = args
+    slot.next_req[0] = 1.0
+    for i, (n, out) in enumerate(raw_blocks(placed, total, block, room, True, first,
+                                            first + segment + 1)):
+        mix = out.get("")
+        req = None if mix is None else PeakLimiter.required(mix, 1.0)
+        if i == segment:  # the block after the segment: its first requirement only
+            slot.next_req[0] = 1.0 if req is None else float(req[0])
+            break
+        if mix is None:
+            slot.frames[i, :n] = 0.0
+        else:
+            slot.frames[i, :n] = mix.T
+        slot.reqs[i] = 1.0
+        if req is not None:
+            slot.reqs[i, :req.size] = req
 
 
-def _child(placed: Sequence[PlacedNote], total: int, block: int, room: Room, shared: mmap.mmap,
-           segment: int, tasks: multiprocessing.SimpleQueue, done: multiprocessing.Queue,
-           ) -> None:
+def _master(slot: _Slot, first: int, segment: int, total: int, block: int, pack: bool) -> None:
+    for i in range(min(segment, -(-total // block) - first)):
+        n = min(block, total - (first + i) * block)
+        nodes = slot.nodes[i, :-(-n // LIMITER_CHUNK) + 1]
+        frames = slot.frames[i, :n]
+        out = frames if np.isnan(nodes[0]) else frames * curve(nodes, n)[:, None]
+        slot.peaks[i] = float(np.abs(out).max(initial=0.0))
+        if pack:
+            slot.packed(i, n)[:] = pack24(out)
+        elif out is not frames:
+            frames[:] = out
+
+
+def _child(args: tuple, shared: mmap.mmap, segment: int, pack: bool,
+           tasks: multiprocessing.SimpleQueue, done: multiprocessing.Queue) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent(signal.SIGKILL)
+    _, total, block, _ = args
     while (task := tasks.get()) is not None:
-        index, slot = task
+        kind, index, slot_index = task
+        slot = _Slot(shared, slot_index, segment, block)
         try:
-            frames, reqs = _slot(shared, slot, segment, block)
-            first = index * segment
-            for i, (n, out) in enumerate(raw_blocks(placed, total, block, room, True, first,
-                                                    first + segment)):
-                mix = out.get("")
-                if mix is None:
-                    frames[i, :n] = 0.0
-                    reqs[i] = 1.0
-                    continue
-                frames[i, :n] = mix.T
-                req = PeakLimiter.required(mix, 1.0)
-                reqs[i] = 1.0
-                if req is not None:
-                    reqs[i, :req.size] = req
-            done.put((index, None))
+            if kind == "mix":
+                _mix(slot, index * segment, segment, args)
+            else:
+                _master(slot, index * segment, segment, total, block, pack)
+            done.put((kind, index, None))
         except UserError as exc:
-            done.put((index, str(exc)))
+            done.put((kind, index, str(exc)))
         except BaseException as exc:  # handed to the parent, which raises it
-            done.put((index, f"mixing process: {type(exc).__name__}: {exc}"))
+            done.put((kind, index, f"mixing process: {type(exc).__name__}: {exc}"))
 
 
-def process_raw_blocks(
-    placed: Sequence[PlacedNote], total: int, block: int, room: Room,
-    processes: int = MIX_PROCESSES, segment: int = SEGMENT_BLOCKS,
-) -> Iterator[PeakedBlock]:
-    """The merged mix's raw blocks (one stem ""), mixed on ``processes`` processes."""
-    for p in placed:  # and the room's per-place delays and gains
+def mastered(
+    placed: Sequence[PlacedNote], total: int, block: int, room: Room, limiter: PeakLimiter,
+    pack: bool, processes: int = MIX_PROCESSES, segment: int = SEGMENT_BLOCKS,
+) -> Iterator[tuple[int, np.ndarray | Packed]]:
+    """Per block in order: (n, its mastered frames (n, 2) float32, or ``Packed`` 24-bit bytes
+    when ``pack``) of the merged mix of ``placed``, limited by ``limiter``."""
+    for p in placed:  # the room's per-place delays and gains, before the children share it
         room.taps(*p.place)
         room.low_reflections(*p.place)
     ctx = multiprocessing.get_context("fork")
-    slots = processes + 1
-    shared = mmap.mmap(-1, slots * _slot_bytes(segment, block))
+    slots = processes + 2
+    shared = mmap.mmap(-1, slots * _Slot.size(segment, block))
     tasks: multiprocessing.SimpleQueue = ctx.SimpleQueue()
     done: multiprocessing.Queue = ctx.Queue()
     children = [ctx.Process(target=_child, name=f"yuezheng-mix-{i}", daemon=True,
-                            args=(placed, total, block, room, shared, segment, tasks, done))
+                            args=((placed, total, block, room), shared, segment, pack, tasks,
+                                  done))
                 for i in range(processes)]
     for child in children:
         child.start()
     try:
-        yield from _in_order(total, block, segment, slots, shared, tasks, done, children)
+        run = _Run(total, block, segment, slots, processes, shared, limiter, tasks)
+        yield from run.blocks(done, children, pack)
     finally:
         for _ in children:
             tasks.put(None)
@@ -123,44 +182,84 @@ def process_raw_blocks(
                 child.join()
         done.close()
         done.join_thread()
-        # the map is unmapped when the last view of it (a block the caller holds) is gone
+        # the map is unmapped when the last view of it is gone
 
 
-def _in_order(total: int, block: int, segment: int, slots: int, shared: mmap.mmap,
-              tasks: multiprocessing.SimpleQueue, done: multiprocessing.Queue,
-              children: list[multiprocessing.process.BaseProcess]) -> Iterator[PeakedBlock]:
-    """Hand out the segments, ``slots`` at first, and yield their blocks in order.  A
-    segment's slot is handed out again once the first block of the next segment has been
-    taken: the caller masters a block when it takes the one after it, so by then it is done
-    with the previous segment."""
-    count = -(-total // block)
-    segments = -(-count // segment)
-    handed = 0
-    while handed < min(slots, segments):
-        tasks.put((handed, handed % slots))
-        handed += 1
-    finished: set[int] = set()
-    for index in range(segments):
-        while index not in finished:
-            finished.add(_next_done(done, children))
-        finished.discard(index)
-        frames, reqs = _slot(shared, index % slots, segment, block)
-        first = index * segment
-        for i in range(min(segment, count - first)):
-            n = min(block, total - (first + i) * block)
-            yield n, {"": frames[i, :n].T}, reqs[i, :-(-n // LIMITER_CHUNK)]
-            if i == 0 and index > 0 and handed < segments:
-                tasks.put((handed, handed % slots))  # the previous segment's slot
-                handed += 1
+class _Run:
+    """This process's side: hands out the segments, limits them in order, yields blocks."""
+
+    def __init__(self, total: int, block: int, segment: int, slots: int, processes: int,
+                 shared: mmap.mmap, limiter: PeakLimiter, tasks: multiprocessing.SimpleQueue,
+                 ) -> None:
+        self.total, self.block, self.segment = total, block, segment
+        self.count = -(-total // block)
+        self.segments = -(-self.count // segment)
+        self.processes = processes
+        self.shared = shared
+        self.limiter = limiter
+        self.tasks = tasks
+        self.free = deque(range(slots))
+        self.slot_of: dict[int, int] = {}
+        self.handed = 0
+        self.mixed: set[int] = set()
+        self.mastered: set[int] = set()
+
+    def _top_up(self) -> None:
+        """Hand out mixing while a slot is free and fewer than ``processes`` mixes wait."""
+        while (self.handed < self.segments and self.free
+               and self.handed - len(self.mixed) < self.processes):
+            self.slot_of[self.handed] = slot = self.free.popleft()
+            self.tasks.put(("mix", self.handed, slot))
+            self.handed += 1
+
+    def _slot(self, index: int) -> _Slot:
+        return _Slot(self.shared, self.slot_of[index], self.segment, self.block)
+
+    def _limit(self, index: int) -> None:
+        """The limiter's gains for the segment's blocks, in order (one state for the piece)."""
+        slot = self._slot(index)
+        first = index * self.segment
+        blocks = min(self.segment, self.count - first)
+        for i in range(blocks):
+            n = min(self.block, self.total - (first + i) * self.block)
+            m = -(-n // LIMITER_CHUNK)
+            nxt = float(slot.reqs[i + 1, 0]) if i + 1 < blocks else float(slot.next_req[0])
+            nodes = self.limiter.nodes(slot.reqs[i, :m], nxt)
+            slot.nodes[i] = np.nan
+            if nodes is not None:
+                slot.nodes[i, :m + 1] = nodes
+        self.tasks.put(("master", index, self.slot_of[index]))
+
+    def blocks(self, done: multiprocessing.Queue,
+               children: list[multiprocessing.process.BaseProcess], pack: bool,
+               ) -> Iterator[tuple[int, np.ndarray | Packed]]:
+        limited = written = 0
+        self._top_up()
+        while written < self.segments:
+            kind, index = _next_done(done, children)
+            (self.mixed if kind == "mix" else self.mastered).add(index)
+            while limited < self.segments and limited in self.mixed:
+                self._limit(limited)
+                limited += 1
+            while written < self.segments and written in self.mastered:
+                slot = self._slot(written)
+                first = written * self.segment
+                for i in range(min(self.segment, self.count - first)):
+                    n = min(self.block, self.total - (first + i) * self.block)
+                    yield n, (Packed(slot.packed(i, n), n, float(slot.peaks[i])) if pack
+                              else slot.frames[i, :n].copy())
+                self.free.append(self.slot_of.pop(written))
+                written += 1
+            self._top_up()
 
 
 def _next_done(done: multiprocessing.Queue,
-               children: list[multiprocessing.process.BaseProcess]) -> int:
-    """The index of the next segment a child has finished; a child's error is raised here,
-    and a child that died without a word is one."""
+               children: list[multiprocessing.process.BaseProcess]) -> tuple[str, int]:
+    """The next (step, segment) a child has finished; a child's error is raised here, and a
+    child that died without a word is one."""
     while True:
         try:
-            index, error = done.get(timeout=_POLL_S)
+            kind, index, error = done.get(timeout=_POLL_S)
         except queue.Empty:
             dead = [c for c in children if not c.is_alive()]
             if dead:
@@ -169,4 +268,4 @@ def _next_done(done: multiprocessing.Queue,
             continue
         if error is not None:
             raise UserError(error)
-        return index
+        return kind, index

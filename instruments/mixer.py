@@ -38,7 +38,7 @@ from instruments import mix_processes, voice_processes, voices
 from instruments.levels import voice_gain
 from instruments.limiter import LIMITER_CHUNK, PeakLimiter
 from instruments.loudness_estimate import estimated_loudness
-from instruments.mix_blocks import RawBlock, parallel_raw_blocks
+from instruments.mix_blocks import RawBlock, as_frames, parallel_raw_blocks
 from instruments.placement import DEFAULT_LISTENER
 from instruments.room import DEFAULT_ROOM, ROOMS, Room, spread
 from instruments.strings import repluck_stops
@@ -55,8 +55,9 @@ HEADROOM_DB = 14.0
 Progress = Callable[[float, float], None]
 """progress(seconds rendered, total seconds)"""
 
-MasteredBlock = tuple[np.ndarray, dict[str, np.ndarray]]
-"""(mix float32 (n, 2), {stem: float32 (n, 2)}) after loudness gain and limiter."""
+MasteredBlock = tuple["np.ndarray | mix_processes.Packed", dict[str, np.ndarray]]
+"""(mix float32 (n, 2) or its 24-bit bytes, {stem: float32 (n, 2)}) after loudness gain and
+limiter."""
 
 
 @dataclass(frozen=True)
@@ -145,17 +146,6 @@ def stem_names(notes: Iterable[RenderNote]) -> tuple[str, ...]:
 # ── mixing ──────────────────────────────────────────────────────────────────────────────────
 
 
-def _frames(x: np.ndarray) -> np.ndarray:
-    """(2, n) → (n, 2) float32 frames (column copies: ~8× faster than a strided cast; one
-    copy when ``x`` is a view of frames already)."""
-    if x.T.flags.c_contiguous and x.dtype == np.float32:
-        return x.T.copy()
-    out = np.empty((x.shape[1], 2), dtype=np.float32)
-    out[:, 0] = x[0]
-    out[:, 1] = x[1]
-    return out
-
-
 class _Mastering:
     """Headroom and limiter for one render: turns the raw blocks into mastered blocks."""
 
@@ -197,16 +187,14 @@ class _Mastering:
         """The block limited, as frames; ``next_req`` is the next block's first requirement."""
         n = mix.shape[1]
         g = self.limiter.gains(req, next_req, n)
-        if g is not None:
-            g = g.astype(np.float32)
-        out_mix = _frames(mix if g is None else mix * g)
+        out_mix = as_frames(mix if g is None else mix * g)
         out_stems: dict[str, np.ndarray] = {}
         if self.with_stems:
             scale = np.float32(self.gain) if g is None else np.float32(self.gain) * g
             for s in self.stems:
                 st = raw.get(s)
                 out_stems[s] = (np.zeros((n, 2), dtype=np.float32) if st is None else
-                                _frames(st * scale))
+                                as_frames(st * scale))
         return out_mix, out_stems
 
     def blocks(self, raw_blocks: Iterable[RawBlock]
@@ -250,10 +238,13 @@ def _check_render_settings(sample_rate: int, block_s: float) -> None:
 def mastered_blocks(
     notes: Iterable[RenderNote], sample_rate: int, block_s: float, how: Mastering,
     progress: Progress | None, stats: dict[str, float] | None, with_stems: bool = False,
+    pack: bool = False,
 ) -> Iterator[MasteredBlock]:
     """Per block: (mix, {stem: frames}) after loudness gain and limiter; the stem dict is empty
     unless ``with_stems``.  ``stats``, when given, receives the frame and note counts, the
-    planned loudness and the limiter's work."""
+    planned loudness and the limiter's work.  With ``pack`` (a WAV file is written) a long
+    render without stems may give its mix as ``mix_processes.Packed`` 24-bit bytes (mixed and
+    mastered on processes: the same bytes)."""
     _check_render_settings(sample_rate, block_s)
     note_list = list(notes)
     room = Room(how.room, sample_rate, how.listener)
@@ -276,11 +267,14 @@ def mastered_blocks(
     mastering = _Mastering(sample_rate, stem_names(note_list), with_stems, 1.0)
     done = 0
     if not with_stems and mix_processes.usable(-(-total // block)):
-        raw = mix_processes.process_raw_blocks(placed, total, block, room)
+        outs: Iterable[MasteredBlock] = (
+            (mix, {}) for _, mix in mix_processes.mastered(placed, total, block, room,
+                                                            mastering.limiter, pack))
     else:
-        raw = parallel_raw_blocks(placed, total, block, room, merged=not with_stems)
-    for out in mastering.blocks(raw):
-        done += out[0].shape[0]
+        outs = mastering.blocks(parallel_raw_blocks(placed, total, block, room,
+                                                    merged=not with_stems))
+    for out in outs:
+        done += out[0].frames if isinstance(out[0], mix_processes.Packed) else out[0].shape[0]
         if progress is not None:
             progress(done / sample_rate, total / sample_rate)
         yield out

@@ -88,6 +88,13 @@ class Wav24Writer:
         self.raw.write(memoryview(pack24(frames)))
         self.frames += frames.shape[0]
 
+    def write_packed(self, data: memoryview | bytes | np.ndarray, frames: int) -> None:
+        """Append ``frames`` frames already packed by ``pack24``."""
+        if len(memoryview(data).cast("B")) != frames * 3 * self.channels:
+            raise ValueError(f"expected {frames * 3 * self.channels} bytes, got {len(data)}")
+        self.raw.write(data)
+        self.frames += frames
+
     def close(self) -> None:
         """Write the final sizes into the header (and the pad byte RIFF wants after an odd
         data chunk)."""

@@ -18,8 +18,10 @@ import pytest
 
 from cues.errors import UserError
 from instruments import audio_files, mix_blocks, mix_processes, mixer
+from instruments.limiter import PeakLimiter
 from instruments.mixer import RenderNote
 from instruments.room import Room
+from instruments.wavfile import pack24
 
 SR = 48000
 BLOCK = SR  # 1 s blocks
@@ -57,15 +59,33 @@ def _dense(blocks, n_stems: tuple[str, ...]) -> list[np.ndarray]:
     return out
 
 
+def _one_process(placed: list, total: int, room: Room) -> list[np.ndarray]:
+    """The mastered mix of one process: raw blocks through ``_Mastering``."""
+    mastering = mixer._Mastering(SR, ("",), False, 1.0)
+    raw = mix_blocks.raw_blocks(placed, total, BLOCK, room, merged=True)
+    return [mix for mix, _ in mastering.blocks(raw)]
+
+
 @pytest.mark.parametrize("room_name", ["courtyard", "dry"])
-def test_processes_give_the_bytes_of_one_run(room_name: str) -> None:
+@pytest.mark.parametrize("pack", [False, True])
+def test_processes_give_the_bytes_of_one_run(room_name: str, pack: bool) -> None:
     placed, total, room = _placed(30, room_name)
-    one = _dense(mix_blocks.raw_blocks(placed, total, BLOCK, room, merged=True), ("",))
-    many = _dense(mix_processes.process_raw_blocks(placed, total, BLOCK, room, 2, SEGMENT),
-                  ("",))
+    for p in placed:  # loud enough that the limiter works across segment ends
+        object.__setattr__(p, "gain", p.gain * 30.0)
+    one = _one_process(placed, total, room)
+    limiter = PeakLimiter(SR)
+    many = [(n, (bytes(b.data), b.peak) if pack else b)  # a Packed view lasts one block
+            for n, b in mix_processes.mastered(placed, total, BLOCK, room, limiter, pack, 2,
+                                               SEGMENT)]
+    assert limiter.limited_chunks > 0
     assert len(one) == len(many) == -(-total // BLOCK) and len(one) > 3 * SEGMENT
-    for j, (a, b) in enumerate(zip(one, many, strict=True)):
-        assert np.array_equal(a, b), f"block {j} differs"
+    for j, (a, (n, b)) in enumerate(zip(one, many, strict=True)):
+        assert n == a.shape[0]
+        if pack:
+            assert b[0] == pack24(a).tobytes(), f"block {j} differs"
+            assert b[1] == float(np.abs(a).max())
+        else:
+            assert np.array_equal(a, b), f"block {j} differs"
     assert multiprocessing.active_children() == []
 
 
@@ -95,7 +115,8 @@ def test_a_render_is_the_same_file_with_or_without_processes(tmp_path: Path,
 
 def test_an_early_stop_reaps_the_children() -> None:
     placed, total, room = _placed(30, "courtyard")
-    blocks = mix_processes.process_raw_blocks(placed, total, BLOCK, room, 2, SEGMENT)
+    blocks = mix_processes.mastered(placed, total, BLOCK, room, PeakLimiter(SR), True, 2,
+                                    SEGMENT)
     next(blocks)
     assert len(multiprocessing.active_children()) == 2
     blocks.close()
@@ -104,7 +125,8 @@ def test_an_early_stop_reaps_the_children() -> None:
 
 def test_a_child_killed_mid_mix_is_a_clear_error() -> None:
     placed, total, room = _placed(30, "courtyard")
-    blocks = mix_processes.process_raw_blocks(placed, total, BLOCK, room, 2, SEGMENT)
+    blocks = mix_processes.mastered(placed, total, BLOCK, room, PeakLimiter(SR), False, 2,
+                                    SEGMENT)
     next(blocks)
     for child in multiprocessing.active_children():
         os.kill(child.pid, signal.SIGKILL)
