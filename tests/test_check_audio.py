@@ -54,10 +54,15 @@ def test_own_render_of_each_shejie_holds(tmp_path: Path, capsys: pytest.CaptureF
 
 def displaced(path: Path, stroke_s: float, shift_s: float, step_s: float) -> Path:
     """The render with the stroke at ``stroke_s`` moved ``shift_s`` later: its samples up to
-    the next stroke move, silence fills the gap they leave, the next stroke stays."""
+    the next stroke move, silence fills the gap they leave, the next stroke stays.  What rings
+    into the gap and the moved samples' end are faded out over 3 ms (a hard cut of a ringing
+    bell is a click of its own, an onset that no performance has)."""
     x, sr = soundfile.read(str(path), always_2d=True)
     a, shift, step = round((stroke_s - 0.002) * sr), round(shift_s * sr), round(step_s * sr)
+    fade = np.cos(np.linspace(0.0, np.pi / 2, round(0.003 * sr)))[:, None] ** 2
     x[a + shift: a + step] = x[a: a + step - shift].copy()
+    x[a + step - fade.size: a + step] *= fade
+    x[a - fade.size: a] *= fade
     x[a: a + shift] = 0.0
     out = path.with_name(f"displaced-{path.name}")
     soundfile.write(str(out), x, sr, subtype="PCM_24")
