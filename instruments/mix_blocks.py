@@ -41,9 +41,7 @@ class PlacedNote(Protocol):
     gain: float
     place: tuple[float, float]
     stem: str
-
-    @property
-    def end(self) -> int: ...
+    end: int
 
 
 class _Spill:

@@ -101,10 +101,10 @@ class _Placed:
     gain: float  # catalog level × stroke level
     place: tuple[float, float]
     stem: str
+    end: int = 0  # one past the last sample (start + length: set by __post_init__)
 
-    @property
-    def end(self) -> int:
-        return self.start + self.length
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "end", self.start + self.length)
 
 
 def _place(i: int, n: RenderNote, sample_rate: int, room: Room,
