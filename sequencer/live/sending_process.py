@@ -11,8 +11,12 @@ control pipe's end, taken as a hang-up); whatever way it ends it silences what i
 (panic on an abnormal end: a signal, the parent gone, or an exception) and closes the port.
 
 A cue with ``loop_s`` starts over every ``loop_s`` seconds until ended. When a cue ends (run out,
-``EndCueAt``, ``CancelCue``), channels it bent are set back to the centre unless another running
-cue uses them, so the next cue starts from the state a MIDI file assumes. A message ``b""`` in a
+``EndCueAt``, ``CancelCue``, a panic), its sounding notes get their note-offs; unless a panic
+ended it, channels it bent are set back to the centre unless another running cue uses them, so
+the next cue starts from the state a MIDI file assumes, and every channel it used that no
+running cue uses gets CC 123 (all notes off: a safety net for a note-off lost on the way). The
+port's close does the same for every channel the show used (``OutputPort.close``); an abnormal
+end panics first (CC 123 and 120 on all 16 channels). A message ``b""`` in a
 schedule is a mark: not sent, reported as ``MarkPassed`` when reached.
 """
 
@@ -274,10 +278,15 @@ class SendingProcess:
         for data in note_offs(cue.sounding.notes):
             port.send(data)
         self.active.remove(cue)
-        if center:
+        if center:  # a cue's end, not a panic (whose second stage silences every channel)
             busy = {ch for other in self.active for ch in other.sounding.bent}
             for ch in sorted(cue.sounding.bent - busy):
                 port.send(pitch_bend(ch))
+            # the safety net: all notes off on each channel the cue used that no running cue
+            # uses (for a note-off lost on the way)
+            in_use = {ch for other in self.active for ch in other.sounding.used}
+            for data in all_off_messages(cue.sounding.used - in_use, sound_off=False):
+                port.send(data)
         cue.sounding.clear()
         stats, cue.late = lateness(cue.late), []
         sent, cue.sent = tuple(cue.sent), []
