@@ -152,8 +152,8 @@ def test_a_connection_made_first_by_a_patchbay_counts(jack) -> None:
 class OwnServer:
     """A dummy JACK server of this test's own, under a unique name."""
 
-    def __init__(self) -> None:
-        self.name = f"yz-restart-{os.getpid()}"
+    def __init__(self, name: str = "yz-restart") -> None:
+        self.name = f"{name}-{os.getpid()}"
         self.env = dict(os.environ, JACK_DEFAULT_SERVER=self.name, JACK_NO_START_SERVER="1")
         self.proc: subprocess.Popen | None = None
 

@@ -132,6 +132,11 @@ class JackOutput(LinkedOutput):
         return self._client.resent if self._client is not None else 0
 
     @property
+    def deferred(self) -> int:
+        """Messages that waited for a later period because a period's buffer was full."""
+        return self._client.deferred if self._client is not None else 0
+
+    @property
     def late(self) -> int:
         """Messages that missed their frame (handed over too late)."""
         return self._late_before + (self._client.late if self._client is not None else 0)

@@ -19,6 +19,11 @@ from instruments.ports.jacklib import (
 )
 from instruments.ports.resend import RecentWrites
 
+# messages written in one period at most: the process callback is Python, and thousands of
+# writes in one period overrun it (an xrun); 128 a period (24,000 a second at 256 frames /
+# 48 kHz, eight times MIDI's wire rate) — a panic's 32 controllers fit with room to spare
+MAX_WRITES = 128
+
 
 class JackMidiClient(ActiveClient):
     """An activated JACK client with one MIDI output port fed with deadlines.
@@ -26,7 +31,8 @@ class JackMidiClient(ActiveClient):
     ``send(data, at)``: queue ``data`` for the frame of ``at + latency`` (``at`` None: now).
     Nothing queued is dropped while the server runs: a message due in a cycle this client did
     not run (an xrun) is written at the start of the next, counted in ``late``; one that does
-    not fit a full port buffer waits, first in line, for the next period (``deferred``); after
+    not fit a full period (``MAX_WRITES``, or the port buffer) waits, first in line, for the
+    next period (``deferred`` counts the periods that were full); after
     an xrun the closing messages of the last cycles are written again, first in line
     (``instruments.ports.resend``; counted in ``xruns`` and ``resent``).
     Also a ``JackWatch`` (listing, connections, connect) on the same client."""
@@ -128,46 +134,58 @@ class JackMidiClient(ActiveClient):
                 self._followup = None
                 self._resend()
             queue = self._queue
-            if not (queue or self._again) or not self._write_again(buf):
+            if not (queue or self._again):
                 return 0
-            start, span = cycle_on_perf_clock(lib, self._client, nframes, self._rate)
-            end = start + span
-            last = 0
-            write = lib.jack_midi_event_write
-            while queue and queue[0][0] < end:
-                target, data = queue[0]
-                if target < start:
-                    offset = 0
-                    if target < start - 1.0 / self._rate:
-                        self.late += 1
-                else:
-                    offset = min(nframes - 1, int((target - start) / span * nframes))
-                if offset < last:
-                    offset = last
-                if write(buf, offset, data, len(data)) != 0:
-                    self.deferred += 1  # the port buffer is full: the rest go next period
-                    break
-                last = offset
-                queue.popleft()
-                recent.wrote(self.cycles, data)
+            room = self._write_again(buf, MAX_WRITES)
+            if room:
+                self._write_due(buf, nframes, room)
         except Exception:  # nothing may escape into JACK's thread
             return 0
         return 0
 
-    def _resend(self) -> None:
-        again = self._recent.closing()
-        self.resent += len(again)
-        self._again.extend(again)
+    def _write_due(self, buf: int, nframes: int, room: int) -> None:
+        """Write the queue's messages due in this period, each on its frame, at most
+        ``room`` of them (the rest wait for the next period, first in line)."""
+        queue, recent = self._queue, self._recent
+        start, span = cycle_on_perf_clock(self._lib, self._client, nframes, self._rate)
+        end = start + span
+        last = 0
+        write = self._lib.jack_midi_event_write
+        while queue and queue[0][0] < end:
+            target, data = queue[0]
+            if target < start:
+                offset = 0
+                if target < start - 1.0 / self._rate:
+                    self.late += 1
+            else:
+                offset = min(nframes - 1, int((target - start) / span * nframes))
+            if offset < last:
+                offset = last
+            if not room or write(buf, offset, data, len(data)) != 0:
+                self.deferred += 1  # the period is full: the rest go next period
+                return
+            room -= 1
+            last = offset
+            queue.popleft()
+            recent.wrote(self.cycles, data)
 
-    def _write_again(self, buf: int) -> bool:
-        """Write what an xrun may have lost at frame 0; False if the buffer filled first (the
-        rest, and the queue, wait for the next period)."""
+    def _resend(self) -> None:
+        again = self._again
+        for data in self._recent.closing():
+            if data not in again:
+                again.append(data)
+                self.resent += 1
+
+    def _write_again(self, buf: int, room: int) -> int:
+        """Write what an xrun may have lost at frame 0, at most ``room`` messages; the room
+        left (0: the period is full, the rest and the queue wait for the next)."""
         again, write = self._again, self._lib.jack_midi_event_write
         while again:
             data = again[0]
-            if write(buf, 0, data, len(data)) != 0:
+            if not room or write(buf, 0, data, len(data)) != 0:
                 self.deferred += 1
-                return False
+                return 0
+            room -= 1
             again.popleft()
             self._recent.wrote(self.cycles, data)
-        return True
+        return room

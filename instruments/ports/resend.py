@@ -20,7 +20,7 @@ from collections import deque
 
 from instruments.midi import channel_of, is_all_off, is_note_off, is_note_on
 
-RESEND_CYCLES = 4  # cycles before an xrun's notice whose closing messages are written again
+RESEND_CYCLES = 8  # cycles before an xrun's notice whose closing messages are written again
 
 
 class RecentWrites:
@@ -40,13 +40,17 @@ class RecentWrites:
             recent.popleft()
 
     def closing(self) -> list[bytes]:
-        """The note-offs and all-offs of the window that no later note-on undid, in the
-        order they were written."""
+        """The note-offs and all-offs of the window that no later note-on undid, each once,
+        in the order they were last written."""
         out: list[bytes] = []
         taken: set[tuple[int, int]] = set()  # (channel, key) of later note-ons
         channels: set[int] = set()  # channels of later note-ons
+        seen: set[bytes] = set()  # each message once (its last writing)
         for _, data in reversed(self._recent):
             ch = channel_of(data)
+            if data in seen:
+                continue
+            seen.add(data)
             if is_note_on(data):
                 taken.add((ch, data[1]))
                 channels.add(ch)
