@@ -64,6 +64,9 @@ CSV_ROWS = Limit(10_000, "rows", "releases in a CSV for judge",
                  "100 耦 shooting 4 arrows each make 800")
 NUMBER_CHARS = Limit(50, "characters", "a number written as text (a setting, --tempo)",
                      "an exact fraction of 1e-99999999 would take hours to build")
+AUDIO_CHANNELS = Limit(16, "channels", "an audio file for check",
+                       "a mix is stereo; it is read in blocks whose size grows with them")
+AUDIO_SECONDS = Limit(86_400, "seconds", "an audio file for check", "as long as a rite's timeline")
 COMBINATIONS = Limit(256, "combinations", "variant and reading combinations validate compiles "
                     "one by one", "past it, each variant and each reading value alone and all "
                     "variants together; the built-in 燕禮 has 192")

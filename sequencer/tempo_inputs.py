@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cues.errors import UserError
+from cues.limits import AUDIO_CHANNELS, AUDIO_SECONDS, over_limit
 from sequencer.events import parse_jie_text
 from sequencer.jie_blocks import JieOnset
 from sequencer.log_faults import LogFaults
@@ -92,9 +93,19 @@ def read_midi_timing(path: Path) -> MidiTiming:
 
 def read_audio_strength(path: Path) -> OnsetStrength:
     """The onset strength of an audio file (any format libsndfile reads), streamed in blocks."""
+    import soundfile
+
     from sequencer.onsets import onset_strength_of_file
 
     require_file(path)
+    try:
+        info = soundfile.info(str(path))
+    except Exception as exc:  # soundfile.LibsndfileError, RuntimeError, TypeError…
+        raise UserError(f"{path}: not a readable audio file ({exc})") from exc
+    seconds = info.frames / info.samplerate if info.samplerate > 0 else math.inf
+    for limit, got in ((AUDIO_CHANNELS, info.channels), (AUDIO_SECONDS, seconds)):
+        if got > limit.value:  # before a block is read (memory grows with the channels)
+            raise UserError(f"{path}: {over_limit(limit, math.ceil(got))}")
     try:
         return onset_strength_of_file(path)
     except Exception as exc:  # soundfile.LibsndfileError, RuntimeError, TypeError…

@@ -283,3 +283,20 @@ def test_combinations_are_bounded() -> None:
     many = replace(yan, variants=yan.variants * 4)  # 20 variants: 6,291,456 combinations
     some, total = combinations(many)
     assert total == 2 ** 20 * 6 and len(some) == 1 + 20 + 1 + 5
+
+
+@pytest.mark.parametrize(("channels", "rate", "frames", "message"), [
+    (17, 48_000, 100, "17 channels, over the limit for an audio file for check (16 channels"),
+    (1, 1, 90_000, "90,000 seconds, over the limit for an audio file for check (86,400 seconds"),
+])
+def test_check_refuses_audio_past_its_limits_before_reading_it(
+        tmp_path: Path, channels: int, rate: int, frames: int, message: str) -> None:
+    import numpy as np
+    import soundfile
+
+    path = tmp_path / "a.wav"
+    soundfile.write(str(path), np.zeros((frames, channels), dtype=np.int16), rate,
+                    subtype="PCM_16")
+    run = run_cli("check", str(path))
+    run.assert_clean((2,))
+    assert "a.wav: " + message in run.err
