@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from bounded_run import ROOT, run_cli
 
-from cues.limits import COMBINATIONS, CUES, LIMITS
+from cues.limits import COMBINATIONS, CUES, LIMITS, LOG_BYTES
 
 SHEET_HEAD = '[rite]\nid = "x"\ntitle = "t"\n'
 CUE = '[[cue]]\nid = "{id}"\nkind = "笙"\nat = "a"\ntrigger = "{trigger}"\npieces = [{piece}]\n' \
@@ -300,3 +300,29 @@ def test_check_refuses_audio_past_its_limits_before_reading_it(
     run = run_cli("check", str(path))
     run.assert_clean((2,))
     assert "a.wav: " + message in run.err
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("[" * 100_000 + "]" * 100_000, "100,000 levels, over the limit for nesting of one show-log"),
+    ('{"event": "jie", "cue": "x", "t": 1, "k": ' + "9" * 5000 + ', "n": 5}',
+     "5,000 digits, over the limit for an integer in a show-log line"),
+    ('{"event": "jie", "cue": "x", "t": 1e999, "k": 1, "n": 5}', "needs \"t\": seconds"),
+], ids=["deep", "digits", "infinite"])  # (ids: a test's id goes into the environment)
+def test_a_hostile_show_log_line_is_exit_2(tmp_path: Path, line: str, message: str) -> None:
+    log = tmp_path / "show.jsonl"
+    log.write_text(line + "\n", encoding="utf-8")
+    run = run_cli("check", str(log))
+    run.assert_clean((2,))
+    assert "show.jsonl:1: " in run.err and message in run.err
+    resume = run_cli("live", "xiang-she", "--output", "memory:", "--resume", str(log))
+    resume.assert_clean((2,))
+    assert "show.jsonl" in resume.err
+
+
+def test_a_show_log_past_its_size_is_refused(tmp_path: Path) -> None:
+    log = tmp_path / "show.jsonl"
+    with open(log, "wb") as f:
+        f.truncate(LOG_BYTES.value + 1)  # sparse: no disk used
+    run = run_cli("check", str(log))
+    run.assert_clean((2,))
+    assert "over the limit for a show log for check" in run.err

@@ -117,8 +117,10 @@ def test_killed_parent_leaves_no_note_and_no_orphan(jack) -> None:
 
 def test_killed_sender_is_rescued_by_the_parent(jack) -> None:
     with _show_playing() as (rx, proc):
+        child = _children(proc.pid)
         os.kill(_sender_of(proc.pid), signal.SIGKILL)
         out, err = proc.communicate(timeout=15)
+        assert all(_gone(pid) for pid in child), "a process outlived the show"
         assert proc.returncode == 2, err
         assert ("the sending process ended unexpectedly (killed by SIGKILL); the output was "
                 "silenced from a new client") in err

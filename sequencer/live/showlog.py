@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from cues.errors import UserError
+from cues.limits import json_line
 from sequencer.judge import Decision, Tally
 from sequencer.live.protocol import CLOCK_KEY, CueEnded, CueLogEntry, MessagesLate
 
@@ -52,11 +53,13 @@ def resume_point(log_path: str | Path) -> tuple[str | None, str]:
                 if not line.strip():
                     continue
                 try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError:
+                    rec = json_line(line, f"{log_path}:{number}")
+                except UserError:
                     if number > 1:  # a crash may cut the last line short
                         continue
-                    raise UserError(f"{log_path}:{number}: not a JSON line") from None
+                    raise
+                if not isinstance(rec, dict):
+                    continue
                 if rec.get("event") == "show":
                     rite_id = rec.get("rite")
                 elif rec.get("event") == "start" and rec.get("cue") != CLOCK_KEY:
