@@ -160,9 +160,13 @@ class OwnServer:
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> None:
+        # restore_signals=False: jackd inherits Python's ignored SIGPIPE — it writes to the
+        # sockets of clients that died, and killed by SIGPIPE it would keep its slot in JACK's
+        # registry of servers, as a SIGKILLed one does
         self.proc = subprocess.Popen(["jackd", "-n", self.name, "-d", "dummy", "-r", "48000",
                                       "-p", "256"], stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL, start_new_session=True)
+                                     stderr=subprocess.DEVNULL, start_new_session=True,
+                                     restore_signals=False)
         subprocess.run(["jack_wait", "-w", "-t", "10"], env=self.env, capture_output=True,
                        timeout=20)
 
