@@ -179,7 +179,28 @@ def _add_timeline_args(p: argparse.ArgumentParser, output: str) -> None:
     p.add_argument("-o", "--output", required=True, metavar=output)
     p.add_argument("--from", dest="from_cue", metavar="CUE", help="start at this cue")
     p.add_argument("--until", dest="until_cue", metavar="CUE", help="end with this cue")
+    _add_groups(p)
     _add_settings(p)
+
+
+# — instrument groups (--only/--except: a station's part of the ensemble) —
+
+
+def _add_groups(p: argparse.ArgumentParser) -> None:
+    """--only GROUP… and --except GROUP… (sequencer.groups)."""
+    g = p.add_argument_group("instrument groups (a side 東 西 中 堂上 堂下, an 八音 family, an "
+                             "instrument, a layout position; `show` lists them)")
+    g.add_argument("--only", action="extend", nargs="+", default=[], metavar="GROUP",
+                   help="play only these groups (names, or joined by commas)")
+    g.add_argument("--except", dest="excluded", action="extend", nargs="+", default=[],
+                   metavar="GROUP", help="leave these groups out")
+
+
+def _selection(args: argparse.Namespace, rite):
+    """The note selection --only/--except name (None: the whole ensemble)."""
+    from sequencer.groups import note_selection
+
+    return note_selection(rite, getattr(args, "only", ()), getattr(args, "excluded", ()))
 
 
 def _load(args: argparse.Namespace):
@@ -196,9 +217,14 @@ def _load(args: argparse.Namespace):
 def _load_timeline(args: argparse.Namespace):
     """The rite named on the command line and its compiled timeline."""
     from sequencer.compiler import compile_rite
+    from sequencer.groups import select_notes
 
     rite, settings = _load(args)
-    return rite, compile_rite(rite, settings)
+    selection = _selection(args, rite)
+    timeline = select_notes(compile_rite(rite, settings), selection)
+    if selection is not None and not timeline.notes:
+        _warn([f"{selection.describe()}: no note of {rite.id} is left"])
+    return rite, timeline
 
 
 @contextmanager
@@ -250,15 +276,18 @@ def _register_show(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("show", help="show a rite's cues (a table, or the JSON contract)")
     p.add_argument("rite", metavar="RITE|FILE", help="a built-in rite (or alias) or a .toml sheet")
     p.add_argument("--json", action="store_true", help="print the JSON contract")
+    _add_groups(p)
     _add_settings(p)
     p.set_defaults(func=cmd_show)
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from sequencer.groups import groups_json
     from sequencer.views import rite_json, rite_length_s
 
     rite, timeline = _load_timeline(args)
     data = rite_json(rite, timeline)
+    data["groups"] = groups_json(rite, timeline)
     if args.json:
         _print_json(data)
         return EXIT_OK
@@ -269,6 +298,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         _out("variants: " + "; ".join(
             f"{'[x]' if v.id in chosen else '[ ]'} {v.id} = {v.title}" for v in rite.variants))
     _show_readings(data["readings"])
+    _out(_groups_line(data["groups"]))
     _out("")
     _out(f"{'#':>2}  {'cue':<18} {pad('kind', KIND_WIDTH)} {'start':>8} {'length':>8}  "
          "trigger     pieces")
@@ -294,6 +324,18 @@ def cmd_show(args: argparse.Namespace) -> int:
         _out(f"    at 「{cue['at']}」 — {cue['source']['work']}: 「{cue['source']['quote']}」")
     _show_choices(data["cues"])
     return EXIT_OK
+
+
+def _groups_line(groups: list[dict]) -> str:
+    """The groups --only/--except may name, by kind (° marks one without a note here)."""
+    from sequencer.groups import PLURALS
+
+    kinds: dict[str, list[str]] = {}
+    for g in groups:
+        kinds.setdefault(g["kind"], []).append(g["name"] + ("" if g["notes"] else "°"))
+    return ("groups (--only/--except): " + "; ".join(
+        f"{PLURALS[kind]} {' '.join(names)}" for kind, names in kinds.items())
+        + "  (°: no note here)")
 
 
 def _show_readings(readings: list[dict]) -> None:
@@ -905,6 +947,7 @@ def _register_live(sub: argparse._SubParsersAction) -> None:
                    help="a plain console for screen readers: what changes, a line each; type a "
                         "command (go, stop, hold, resume, skip, back, panic, faster, slower, "
                         "quit) or a console key")
+    _add_groups(p)
     _add_settings(p)
     p.set_defaults(func=cmd_live)
 
@@ -979,7 +1022,8 @@ def cmd_live(args: argparse.Namespace) -> int:
     if args.go_guard_s < 0:
         raise UserError(f"--go-guard {args.go_guard_s:g}: must be 0 or more seconds")
     player = Player(rite, settings, args.output, auto=args.auto, log_path=args.log,
-                    clock_out=args.clock_out, go_guard_s=args.go_guard_s, go_cuts=args.go_cuts)
+                    clock_out=args.clock_out, go_guard_s=args.go_guard_s, go_cuts=args.go_cuts,
+                    only=_selection(args, rite))
     player.log.on_error = (lambda text: setattr(player, "message", text)) if interactive else (
         lambda text: _err(f"yuezheng: {text}"))
     try:

@@ -31,6 +31,7 @@ from instruments.midi import CLOCK, CONTINUE, START, STOP
 from sequencer.compiler import CompileSettings, compile_rite
 from sequencer.cueschedule import CueSchedule, JieMark, cue_schedules
 from sequencer.events import Timeline
+from sequencer.groups import NoteSelection, select_notes
 from sequencer.judge import DEFAULT_TOLERANCE_MS, Release, ShootingSetup, Tally
 from sequencer.live.cuelist import CueInfo, CueList
 from sequencer.live.delivery import ShowDelivery
@@ -87,12 +88,17 @@ class Player(OperatorCommands, PlayerViews):
     def __init__(self, rite: Rite, settings: CompileSettings, spec: str, *, auto: bool = False,
                  log_path: str | Path | None = None, clock_out: bool = False,
                  client_name: str = "yuezheng", lead_s: float = LEAD_S,
-                 go_guard_s: float = DEFAULT_GO_GUARD_S, go_cuts: bool = False) -> None:
+                 go_guard_s: float = DEFAULT_GO_GUARD_S, go_cuts: bool = False,
+                 only: NoteSelection | None = None) -> None:
         self.rite = rite
         self.settings = settings
-        self.timeline: Timeline = compile_rite(rite, settings)
+        whole = compile_rite(rite, settings)
+        # ``only`` (--only/--except) sends a part of the ensemble; the cues' lengths, loops and
+        # rest points stay the whole's, so a station playing a part stops where the rest does
+        self.timeline: Timeline = select_notes(whole, only)
         self.schedules = cue_schedules(self.timeline)
-        self.machine = CueList(cue_infos(rite, self.schedules), auto=auto,
+        shape = self.schedules if only is None else cue_schedules(whole)
+        self.machine = CueList(cue_infos(rite, shape), auto=auto,
                                go_gap_s=float(settings.go_gap_s), go_guard_s=go_guard_s,
                                go_cuts=go_cuts)
         self.sender = ShowSender(spec, client_name=client_name,
