@@ -298,6 +298,22 @@ class CueList:
             out += self._reschedule_followers(cid)
         return out
 
+    def retime_waiting(self, cue_id: str, t0: float, factor: float) -> list[CueAction]:
+        """Move a cue that waits to start to ``t0`` and stretch its music by ``factor`` (Link
+        follow: a 射節 on the session's tempo and phase); what follows it moves too."""
+        r = self.runs[cue_id]
+        if r.status != CueStatus.WAITING:
+            return []
+        r.start = t0
+        r.length *= factor
+        r.rests = [p * factor for p in r.rests]
+        r.bounds = [b * factor for b in r.bounds]
+        out: list[CueAction] = [StartCue(cue_id, t0)]
+        if r.end is not None:
+            r.end = t0 + r.length
+            out += self._reschedule_followers(cue_id)
+        return out
+
     def tick(self, now: float) -> list[CueAction]:
         """Advance to ``now``: waiting cues whose start has come run; cues whose end has come
         are done."""
