@@ -119,8 +119,6 @@ class Player(OperatorCommands, PlayerViews):
         self._closers: list[Callable[[], None]] = []
         self._watchers: list[Callable[[], None]] = []
         self._mark_listeners: list[Callable[[MarkPassed, JieMark], None]] = []
-        # asked at each cue start: None, or the actions that replace it (Link follow retimes)
-        self.start_hook: Callable[[StartCue], list[CueAction] | None] | None = None
         self.link_line = ""  # the console's Link line ("": no Link)
         self._started: set[str] = set()
         self._ended: set[str] = set()
@@ -250,11 +248,6 @@ class Player(OperatorCommands, PlayerViews):
             self._stop_clock()
 
     def _start_cue(self, action: StartCue) -> None:
-        if self.start_hook is not None:
-            instead = self.start_hook(action)
-            if instead is not None:
-                self._act(instead)
-                return
         if self.clock_out and not self._clock_running:
             self.sender.send(SendNow(CLOCK_START))
             self.sender.send(StartCue(CLOCK_KEY, action.t0))

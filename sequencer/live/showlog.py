@@ -22,7 +22,8 @@ What was delivered, not only what was planned (new kinds; the records above are 
 - ``{"event": "link", "cue", "t", "k", "n", "cycle", "mode", "peers", "tempo",
   "phase_error_ms", "relead"}`` (``live --link``/``--link-follow``): every 節 in the Link
   session — how many other peers, the session's tempo, and how far the session's beat at the
-  instant the 節 went out was from the 節's beat (``relead``: the leader published again).
+  節's event time (the deadline its messages went out against) was from the 節's beat
+  (``relead``: the leader published again).
 - ``{"event": "operator", "action", "origin", "t", "result"}``: every operator command (GO,
   stop, hold, resume, skip, back, panic, nudge, release, quit), who asked (``key``, ``osc``,
   ``midi``) and what came of it (or why it did nothing: "GO again to cut …").
