@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import pytest
 
-from benchmarks.link_phase import N, measure_follow, run_peer
+from benchmarks.link_phase import SHEET, N, measure_follow, run_peer
 from cues.sheet import parse_sheet
 from sequencer.compiler import compile_rite
 from sequencer.cueschedule import cue_schedules, retimed
@@ -22,25 +22,6 @@ from sequencer.live.protocol import StartCue
 from sequencer.live.views import Snapshot
 from sequencer.settings import make_settings
 from tests.netns import netns_command, run_in_netns
-
-SHEET = """\
-[rite]
-id = "t"
-title = "試"
-work = "test"
-hang = "特縣"
-
-[[cue]]
-id = "she"
-kind = "射節"
-at = "奏騶虞"
-song = "騶虞"
-jie = 5
-listen = 1
-ou = ["上耦", "次耦"]
-instruments = [{ name = "鼓", count = 1 }]
-source = { work = "w", quote = "q" }
-"""
 
 
 # the grid and the retime, as data -------------------------------------------------------------
@@ -75,9 +56,9 @@ def test_retimed_schedule_is_exact_from_the_ticks() -> None:
     sched = cue_schedules(timeline)["she"]
     factor = followed_jie_s(75.0, 1) / Fraction(1, 4)
     new = retimed(sched, factor)
-    assert [j.t for j in new.jie] == [float(Fraction(4, 5) * i) for i in range(2 * N)]
+    assert [j.t for j in new.jie] == [float(Fraction(4, 5) * i) for i in range(6 * N)]
     assert new.times == tuple(float(Fraction(t, 960) * factor) for t in sched.ticks)
-    assert new.length_s == float(Fraction(4, 5) * 2 * N) and new.cycle_s == 4.0
+    assert new.length_s == float(Fraction(4, 5) * 6 * N) and new.cycle_s == 4.0
     assert new.messages == sched.messages and new.scale == factor
 
 
