@@ -34,6 +34,9 @@ if TYPE_CHECKING:
     from sequencer.live.showlog import ShowLog
 
 if TYPE_CHECKING:
+    from sequencer.live.link_show import LinkShow
+
+if TYPE_CHECKING:
     from sequencer.live.player import Player
     from sequencer.web.player_view import PlayerView, ScreenOptions
 
@@ -948,6 +951,14 @@ def _register_live(sub: argparse._SubParsersAction) -> None:
                         "command (go, stop, hold, resume, skip, back, panic, faster, slower, "
                         "quit) or a console key")
     _add_groups(p)
+    link = p.add_mutually_exclusive_group()
+    link.add_argument("--link", action="store_true",
+                      help="join an Ableton Link session and lead it: each 射節's 節 become "
+                           "Link beats (phase 0 on 節 1), its start and stop the session's")
+    link.add_argument("--link-follow", dest="link_follow", action="store_true",
+                      help="join an Ableton Link session and follow it: each 射節 takes the "
+                           "session's tempo and starts on its next phase 0 (tempo locked "
+                           "for the cue)")
     _add_settings(p)
     p.set_defaults(func=cmd_live)
 
@@ -1026,6 +1037,7 @@ def cmd_live(args: argparse.Namespace) -> int:
                     only=_selection(args, rite))
     player.log.on_error = (lambda text: setattr(player, "message", text)) if interactive else (
         lambda text: _err(f"yuezheng: {text}"))
+    link = _start_link(player, args)
     try:
         with player:
             if args.control:
@@ -1047,6 +1059,8 @@ def cmd_live(args: argparse.Namespace) -> int:
     finally:
         for s, handler in old.items():
             signal.signal(s, handler)
+        if link is not None:
+            link.close()
     if args.auto:
         _out(f"played {rite.title}: {len(rite.cues)} cues" +
              (f"; log {args.log}" if args.log else ""))
@@ -1058,6 +1072,19 @@ def cmd_live(args: argparse.Namespace) -> int:
         _err("yuezheng: the show was not delivered whole (see above; exit 1)")
         return EXIT_FAILURE
     return EXIT_FAILURE if failed else EXIT_OK
+
+
+def _start_link(player: Player, args: argparse.Namespace) -> LinkShow | None:
+    """Join the Link session ``--link``/``--link-follow`` ask for (None: neither)."""
+    if not (args.link or args.link_follow):
+        return None
+    from sequencer.live.link import LinkError
+    from sequencer.live.link_show import start_link
+
+    try:
+        return start_link(player, follow=args.link_follow)
+    except (LinkError, ImportError) as exc:
+        raise UserError(f"--link: {exc} (pip install aalink)") from None
 
 
 def _delivery_lines(delivery: ShowDelivery) -> list[str]:

@@ -124,6 +124,8 @@ class Player(OperatorCommands, PlayerViews):
         self._clock_running = False
         self._closers: list[Callable[[], None]] = []
         self._watchers: list[Callable[[], None]] = []
+        self._mark_listeners: list[Callable[[MarkPassed, JieMark], None]] = []
+        self.link_line = ""  # the console's Link line ("": no Link)
         self._started: set[str] = set()
         self._ended: set[str] = set()
         self._carry_out: dict[type, Callable[[Any], None]] = {
@@ -140,11 +142,7 @@ class Player(OperatorCommands, PlayerViews):
     def open(self) -> Player:
         self.sender.open()
         for info in self.machine.cues:
-            sched = self.schedules[info.id]
-            times, messages, marks = marked_schedule(sched)
-            self._marks.update({(sched.cue, i): mark for i, mark in marks.items()})
-            self.sender.load(info.id, times, messages,
-                             sched.length_s if info.loops and not self.machine.auto else None)
+            self._load(self.schedules[info.id])
         if self.clock_out:
             bpm = float(self.settings.tempo_bpm)
             self.sender.load(CLOCK_KEY, [0.0], [bytes((CLOCK,))], 60.0 / (24 * bpm))
@@ -183,6 +181,24 @@ class Player(OperatorCommands, PlayerViews):
         """Call ``watcher`` after every step, in the player's thread (the web screens publish
         the state so)."""
         self._watchers.append(watcher)
+
+    def add_mark_listener(self, listener: Callable[[MarkPassed, JieMark], None]) -> None:
+        """Call ``listener`` with each 節 the sending process reached (Link), in the player's
+        thread."""
+        self._mark_listeners.append(listener)
+
+    def reload_cue(self, sched: CueSchedule) -> None:
+        """Replace a cue's schedule before it starts (Link follow: a retimed 射節)."""
+        self.schedules[sched.cue] = sched
+        self._load(sched)
+
+    def _load(self, sched: CueSchedule) -> None:
+        """Hand a cue's schedule (with its 節 marks) to the sending process."""
+        info = self.machine.cues[self.machine.index[sched.cue]]
+        times, messages, marks = marked_schedule(sched)
+        self._marks.update({(sched.cue, i): mark for i, mark in marks.items()})
+        self.sender.load(sched.cue, times, messages,
+                         sched.length_s if info.loops and not self.machine.auto else None)
 
     # the loop ------------------------------------------------------------------------------
     def put(self, command: PlayerCommand,
@@ -282,6 +298,8 @@ class Player(OperatorCommands, PlayerViews):
             self.last_jie[event.key] = mark
             self._jie_sent[event.key] = (mark, event.t)
             self.log.jie(event.key, event.t, mark.k, mark.n, mark.cycle)
+            for listener in self._mark_listeners:
+                listener(event, mark)
 
     def _on_ended(self, event: CueEnded) -> None:
         self._ended.add(event.key)

@@ -29,6 +29,7 @@ class Snapshot:
     done: bool
     control: str
     tally: str = ""  # the running 「不鼓不釋」 tally of the current 射節
+    link: str = ""  # peers, tempo and phase error in the Link session ("": no Link)
 
 
 class PlayerViews:
@@ -41,6 +42,7 @@ class PlayerViews:
     tallies: dict[str, Tally]
     message: str
     control: str
+    link_line: str
 
     def state(self) -> dict[str, Any]:
         """The state an OSC reply carries."""
@@ -80,6 +82,7 @@ class PlayerViews:
             ) if standby else "",
             running=tuple(running), jie=jie, held=m.held, panic_stage=m.panic_stage,
             message=self.message, done=m.done, control=self.control, tally=self._tally_line(),
+            link=self.link_line,
         )
 
     def _tally_line(self) -> str:
