@@ -1007,7 +1007,8 @@ def cmd_live(args: argparse.Namespace) -> int:
     screens = _screen_options(args)
     tty = sys.stdin.isatty() and sys.stdout.isatty()
     interactive = not args.auto and (tty or args.plain)
-    if not (args.auto or interactive or args.control or args.midi_in or args.web):
+    if not (args.auto or interactive or args.control or args.midi_in or args.web
+            or args.role == "backup"):  # a backup is operated by its main
         raise UserError("the live console needs a terminal; use --auto to run headless, or "
                         "--control/--midi-in/--web to be operated remotely")
 
