@@ -959,8 +959,44 @@ def _register_live(sub: argparse._SubParsersAction) -> None:
                       help="join an Ableton Link session and follow it: each 射節 takes the "
                            "session's tempo and starts on its next phase 0 (tempo locked "
                            "for the cue)")
+    _add_standby_args(p)
     _add_settings(p)
     p.set_defaults(func=cmd_live)
+
+
+def _add_standby_args(p: argparse.ArgumentParser) -> None:
+    """``live``'s hot standby (docs/standby.md)."""
+    g = p.add_argument_group("hot standby (a main and a muted backup machine; docs/standby.md)")
+    g.add_argument("--role", choices=("main", "backup"),
+                   help="main: mirror every action to the backup; backup: play muted, take over "
+                        "when the main falls silent")
+    g.add_argument("--peer", metavar="osc.udp://HOST:PORT", help="the other machine's --listen")
+    g.add_argument("--listen", metavar="[ADDR:]PORT",
+                   help="where this machine hears its peer (loopback unless ADDR is given; "
+                        "default: loopback on the --peer port)")
+    g.add_argument("--peer-key-file", metavar="FILE",
+                   help="the shared key (else the environment variable YUEZHENG_PEER_KEY)")
+    g.add_argument("--peer-lead", dest="peer_lead_ms", type=float, default=50.0, metavar="MS",
+                   help="both machines act this long after the main's action (default 50)")
+    g.add_argument("--heartbeat", dest="heartbeat_ms", type=float, default=100.0, metavar="MS",
+                   help="how often each side says it is alive (default 100)")
+    g.add_argument("--takeover", dest="takeover_ms", type=float, default=500.0, metavar="MS",
+                   help="the backup takes over after this long without the main (default 500)")
+
+
+def _standby(args: argparse.Namespace, player: Player):
+    """Attach the hot-standby link asked for (None without --role)."""
+    if args.role is None:
+        return None
+    from sequencer.live.peer_auth import load_key
+    from sequencer.live.standby import Standby, standby_options
+
+    options = standby_options(args.role, args.peer, args.listen, load_key(args.peer_key_file),
+                              args.peer_lead_ms, args.heartbeat_ms, args.takeover_ms)
+    standby = Standby(player, options)
+    _err(f"yuezheng: hot standby: {args.role}, show {standby.show[:12]}, listening on "
+         f"{options.listen[0]}:{options.listen[1]}, peer {args.peer}")
+    return standby
 
 
 class _Terminated(Exception):
@@ -1025,7 +1061,8 @@ def cmd_live(args: argparse.Namespace) -> int:
     screens = _screen_options(args)
     tty = sys.stdin.isatty() and sys.stdout.isatty()
     interactive = not args.auto and (tty or args.plain)
-    if not (args.auto or interactive or args.control or args.midi_in or args.web):
+    if not (args.auto or interactive or args.control or args.midi_in or args.web
+            or args.role == "backup"):  # a backup is operated by its main
         raise UserError("the live console needs a terminal; use --auto to run headless, or "
                         "--control/--midi-in/--web to be operated remotely")
 
@@ -1034,7 +1071,9 @@ def cmd_live(args: argparse.Namespace) -> int:
         raise UserError(f"--go-guard {args.go_guard_s:g}: must be 0 or more seconds")
     player = Player(rite, settings, args.output, auto=args.auto, log_path=args.log,
                     clock_out=args.clock_out, go_guard_s=args.go_guard_s, go_cuts=args.go_cuts,
-                    only=_selection(args, rite))
+                    only=_selection(args, rite),
+                    muted=args.role == "backup", lead_s=args.peer_lead_ms / 1000)
+    standby = _standby(args, player)
     player.log.on_error = (lambda text: setattr(player, "message", text)) if interactive else (
         lambda text: _err(f"yuezheng: {text}"))
     link = _start_link(player, args)
@@ -1061,6 +1100,10 @@ def cmd_live(args: argparse.Namespace) -> int:
             signal.signal(s, handler)
         if link is not None:
             link.close()
+    if standby is not None:
+        if standby.refused:
+            raise UserError(f"backup refused to arm: {standby.refused}")
+        _out(f"hot standby: {standby.status()['line']}")
     if args.auto:
         _out(f"played {rite.title}: {len(rite.cues)} cues" +
              (f"; log {args.log}" if args.log else ""))

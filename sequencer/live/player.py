@@ -36,17 +36,20 @@ from sequencer.judge import DEFAULT_TOLERANCE_MS, Release, ShootingSetup, Tally
 from sequencer.live.cuelist import CueInfo, CueList
 from sequencer.live.delivery import ShowDelivery
 from sequencer.live.go_safety import DEFAULT_GO_GUARD_S
-from sequencer.live.operator import OperatorCommands
+from sequencer.live.operator import OperatorCommands, PeerHooks
 from sequencer.live.protocol import (
     CLOCK_KEY,
+    Begin,
     CancelCue,
     CueAction,
     CueEnded,
     HoldOutput,
     MarkPassed,
     MessagesLate,
+    MuteOutput,
     OutputLost,
     OutputReconnected,
+    OutputUnmuted,
     PanicOutput,
     PlayerCommand,
     Request,
@@ -54,6 +57,7 @@ from sequencer.live.protocol import (
     SenderFailed,
     SendNow,
     StartCue,
+    TakeOver,
 )
 from sequencer.live.schedule import marked_schedule, output_options
 from sequencer.live.sender import ShowSender
@@ -89,7 +93,7 @@ class Player(OperatorCommands, PlayerViews):
                  log_path: str | Path | None = None, clock_out: bool = False,
                  client_name: str = "yuezheng", lead_s: float = LEAD_S,
                  go_guard_s: float = DEFAULT_GO_GUARD_S, go_cuts: bool = False,
-                 only: NoteSelection | None = None) -> None:
+                 only: NoteSelection | None = None, muted: bool = False) -> None:
         self.rite = rite
         self.settings = settings
         whole = compile_rite(rite, settings)
@@ -102,7 +106,10 @@ class Player(OperatorCommands, PlayerViews):
                                go_gap_s=float(settings.go_gap_s), go_guard_s=go_guard_s,
                                go_cuts=go_cuts)
         self.sender = ShowSender(spec, client_name=client_name,
-                                 options=output_options(spec, self.timeline))
+                                 options=output_options(spec, self.timeline), muted=muted)
+        self.live = not muted  # a hot-standby backup is muted until it takes over
+        self.peer: PeerHooks | None = None  # the hot-standby link (sequencer.live.standby)
+        self.begun = False
         self.log = ShowLog(log_path)
         self.clock_out = clock_out
         self.lead_s = lead_s
@@ -135,7 +142,7 @@ class Player(OperatorCommands, PlayerViews):
         self._on_event: dict[type, Callable[[Any], None]] = {
             MarkPassed: self._on_mark, CueEnded: self._on_ended, SenderFailed: self._on_failed,
             OutputLost: self._on_output_lost, OutputReconnected: self._on_output_regained,
-            MessagesLate: self._on_late,
+            MessagesLate: self._on_late, OutputUnmuted: self._on_unmuted,
         }
 
     # lifecycle -----------------------------------------------------------------------------
@@ -149,7 +156,9 @@ class Player(OperatorCommands, PlayerViews):
         self.delivery.t0 = time.perf_counter()
         self.log.show(self.rite.id, self.rite.title, [c.id for c in self.rite.cues],
                       self.delivery.t0)
-        self._act(self.machine.begin(time.perf_counter() + self.lead_s))
+        at = time.perf_counter() + self.lead_s
+        if self.peer is None or self.peer.offer(Begin(), at, "show") is None:
+            self._act(self._begin(Begin(), at))  # a backup begins when its main does
         return self
 
     def close(self, *, panic: bool = False) -> None:
@@ -202,10 +211,12 @@ class Player(OperatorCommands, PlayerViews):
 
     # the loop ------------------------------------------------------------------------------
     def put(self, command: PlayerCommand,
-            reply: Callable[[dict[str, Any]], None] | None = None, origin: str = "") -> None:
+            reply: Callable[[dict[str, Any]], None] | None = None, origin: str = "",
+            at: float | None = None) -> None:
         """Queue a command (any thread); ``reply`` receives the state after it (OSC);
-        ``origin``: who asks (key, osc, midi)."""
-        self.requests.put(Request(command, reply, origin))
+        ``origin``: who asks (key, osc, midi, peer); ``at``: when it takes effect on the show
+        clock (a main's action on its backup), else the lead from when it is done."""
+        self.requests.put(Request(command, reply, origin, at))
 
     def step(self, timeout: float = 0.05) -> None:
         """Wait up to ``timeout`` for a command, do what is due, log what happened."""
@@ -280,6 +291,17 @@ class Player(OperatorCommands, PlayerViews):
             self._stop_clock()
         self.log.panic(action.stage, time.perf_counter())
 
+    def _take_over(self, command: TakeOver, now: float) -> list[CueAction]:
+        """A muted backup goes live (the sender unmutes at once, where it is)."""
+        if self.live:
+            self.refusal = "this machine is live already"
+            return []
+        self.live = True
+        self.sender.muted = False
+        self.sender.send(MuteOutput(False))
+        self.message = "LIVE: this backup has taken over"
+        return []
+
     def _stop_clock(self) -> None:
         self.sender.send(CancelCue(CLOCK_KEY))
         self.sender.send(SendNow(CLOCK_STOP))
@@ -318,6 +340,10 @@ class Player(OperatorCommands, PlayerViews):
         self.delivery.output_regained(event.t)
         self.log.moment("output-regained", event.t)
         self.message = "output regained"
+
+    def _on_unmuted(self, event: OutputUnmuted) -> None:
+        self.log.write({"event": "unmuted", "t": event.t, "chased": event.chased,
+                        "silent": event.silent})
 
     def _on_late(self, event: MessagesLate) -> None:
         if event.key != CLOCK_KEY:
