@@ -246,16 +246,18 @@ def live_over(rig: NetjackRig, ns: str, server: str, destination: str, args: lis
 
 def arrivals(expected: list[tuple[float, bytes]], record: dict, log: Path) -> dict:
     """What arrived against the file: ``complete`` (every message, in order, then only the
-    pitch wheels' clean-up), the arrival jitter (each message's frame on the receiving server
+    pitch wheels' clean-up and the safety net's all-notes-off), the arrival jitter (each message's frame on the receiving server
     against the file's time, a constant latency taken out: see ``timing_errors_ms``), and the
     latency (its time on this machine's clock after the show log's cue start plus the file's
     time), in ms."""
     from test_ports_jack import timing_errors_ms
 
+    from instruments.midi import is_all_off
+
     got = [(frame, bytes.fromhex(data), t) for frame, data, t in record["messages"]]
     n = len(expected)
     complete = ([m for _, m, _ in got[:n]] == [m for _, m in expected]
-                and all(m[0] & 0xF0 == 0xE0 for _, m, _ in got[n:]))
+                and all(m[0] & 0xF0 == 0xE0 or is_all_off(m) for _, m, _ in got[n:]))
     result: dict = {"messages": n, "received": len(got), "complete": complete,
                     "xruns": record["xruns"], "period_ms": 1000 * record["period"] / record["rate"]}
     if not complete:
