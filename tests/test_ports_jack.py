@@ -20,6 +20,7 @@ import pytest
 from instruments.midi import (
     SoundingNotes,
     all_off_messages,
+    channel_of,
     is_all_off,
     is_note_off,
     is_note_on,
@@ -262,20 +263,20 @@ def test_hold_releases_and_resume_shifts(receiver: Receiver) -> None:
 
 
 @timing_flaky
-def _without_resent_offs(messages: list, start: int) -> list:
+def without_resent_offs(messages: list, start: int = 0) -> list:
     """``messages[start:]`` without the note-offs the JACK output writes again after an xrun
     (a note-off for a key that no note-on opened since its last note-off: by design, a note-off
     lost in an xrun is re-sent; a note-on is never repeated)."""
-    closed: set[int] = set()
+    closed: set[tuple[int, int]] = set()
     kept = []
     for i, item in enumerate(messages):
         m = item[1]
         if is_note_on(m):
-            closed.discard(m[1])
+            closed.discard((channel_of(m), m[1]))
         elif is_note_off(m):
-            if m[1] in closed and i >= start:
+            if (channel_of(m), m[1]) in closed and i >= start:
                 continue
-            closed.add(m[1])
+            closed.add((channel_of(m), m[1]))
         if i >= start:
             kept.append(item)
     return kept
@@ -305,7 +306,7 @@ def _check_after_reconnection(rec: Receiver, got: list[bytes],
     assert cut <= {m[1] for m in burst}
     assert all(offs[m[1]] > removed - 0.6 for m in burst)
     # after the cut-note burst, the timing holds against the schedule
-    rest = _without_resent_offs(rec.messages, len(lead) + len(burst))
+    rest = without_resent_offs(rec.messages, len(lead) + len(burst))
     while rest and is_all_off(rest[-1][1]):  # the cue's safety net at its end
         rest = rest[:-1]
     later = [(t, m) for i, (t, m) in enumerate(schedule) if sent[i] > reconnected + 0.01]
