@@ -62,6 +62,11 @@ def is_note_off(data: bytes | Sequence[int]) -> bool:
                                or (data[0] & 0xF0 == NOTE_ON and data[2] == 0))
 
 
+def is_pitch_bend(data: bytes | Sequence[int]) -> bool:
+    """A pitch-wheel message (any value)."""
+    return len(data) == 3 and kind_of(data) == PITCH_BEND
+
+
 def is_all_off(data: bytes | Sequence[int]) -> bool:
     """CC 123 (all notes off) or CC 120 (all sound off)."""
     return (len(data) == 3 and data[0] & 0xF0 == CONTROL_CHANGE

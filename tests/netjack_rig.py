@@ -247,12 +247,12 @@ def live_over(rig: NetjackRig, ns: str, server: str, destination: str, args: lis
 def _in_file_order(arrived: list[bytes], file: list[bytes]) -> bool:
     """Whether what arrived is the file's messages in the file's order with some missing (an
     xrun drops MIDI on JACK's dummy driver), then only clean-up (pitch wheels, all-notes-off)."""
-    from instruments.midi import is_all_off
+    from instruments.midi import is_all_off, is_pitch_bend
 
     rest = iter(file)
     for i, m in enumerate(arrived):
         if not any(m == f for f in rest):
-            return all(x[0] & 0xF0 == 0xE0 or is_all_off(x) for x in arrived[i:])
+            return all(is_pitch_bend(x) or is_all_off(x) for x in arrived[i:])
     return True
 
 
@@ -264,7 +264,7 @@ def arrivals(expected: list[tuple[float, bytes]], record: dict, log: Path) -> di
     time), in ms."""
     from test_ports_jack import timing_errors_ms, without_resent_offs
 
-    from instruments.midi import is_all_off
+    from instruments.midi import is_all_off, is_pitch_bend
 
     # a note-off written again after an xrun (by design: instruments/ports/resend.py) is not
     # a message of the file
@@ -272,7 +272,7 @@ def arrivals(expected: list[tuple[float, bytes]], record: dict, log: Path) -> di
                                for frame, data, t in record["messages"]])
     n = len(expected)
     complete = ([m for _, m, _ in got[:n]] == [m for _, m in expected]
-                and all(m[0] & 0xF0 == 0xE0 or is_all_off(m) for _, m, _ in got[n:]))
+                and all(is_pitch_bend(m) or is_all_off(m) for _, m, _ in got[n:]))
     result: dict = {"messages": n, "received": len(got), "complete": complete,
                     "in_order": _in_file_order([m for _, m, _ in got], [m for _, m in expected]),
                     "xruns": record["xruns"], "period_ms": 1000 * record["period"] / record["rate"]}

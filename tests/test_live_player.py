@@ -23,6 +23,7 @@ from instruments.midi import (
     channel_of,
     is_all_off,
     is_note_off,
+    is_pitch_bend,
 )
 from instruments.ports.memory import read_memory_record
 from sequencer.compiler import make_settings, select_cues
@@ -180,7 +181,7 @@ def test_go_plays_the_cue_and_its_follow_cue_joins_without_a_gap(tmp_path: Path)
                             t0)
     assert len(matched) == len(a) + len(b)  # every message, in order, each on its deadline
     # only pitch wheels centred and the safety net: CC 123 on each channel the cue used
-    assert all(data[0] & 0xF0 == 0xE0 or is_all_off(data) for _, data in extra)
+    assert all(is_pitch_bend(data) or is_all_off(data) for _, data in extra)
     assert _closed_by_the_net(records)
     assert _silent(records)
     starts = [r for r in player.log.records if r["event"] == "start"]
@@ -307,7 +308,7 @@ def test_stop_ends_a_looping_cue_at_its_next_rest_point(tmp_path: Path) -> None:
     assert matched == list(range(len(matched)))  # the schedule up to the end, nothing else
     assert all(at < end - EXACT for at, _ in records[:len(matched)])
     assert [d[i][0] for i in range(len(matched))][-1] < ahead[0]
-    assert all(is_note_off(data) or data[0] & 0xF0 == 0xE0 or is_all_off(data)
+    assert all(is_note_off(data) or is_pitch_bend(data) or is_all_off(data)
                for _, data in extra)
     assert _closed_by_the_net(records)
     assert _silent(records)

@@ -17,7 +17,7 @@ import cli
 from cues.catalog import CATALOG
 from cues.errors import UserError
 from cues.sheet import BUILTIN_RITES
-from instruments.midi import is_all_off
+from instruments.midi import is_all_off, is_pitch_bend
 from sequencer.compiler import compile_rite
 from sequencer.groups import (
     FAMILY,
@@ -227,4 +227,4 @@ def test_live_memory_sends_the_files_part(tmp_path: Path) -> None:
     assert len(expected) > 2 * 168 and sent[:len(expected)] == expected
     # after the cue only clean-up may come: pitch wheels back to the centre, and the safety
     # net's all-notes-off on the channels the part used
-    assert all(m[0] & 0xF0 == 0xE0 or is_all_off(m) for m in sent[len(expected):])
+    assert all(is_pitch_bend(m) or is_all_off(m) for m in sent[len(expected):])
