@@ -34,6 +34,9 @@ if TYPE_CHECKING:
     from sequencer.live.showlog import ShowLog
 
 if TYPE_CHECKING:
+    from sequencer.live.link_show import LinkShow
+
+if TYPE_CHECKING:
     from sequencer.live.player import Player
     from sequencer.web.player_view import PlayerView, ScreenOptions
 
@@ -179,7 +182,28 @@ def _add_timeline_args(p: argparse.ArgumentParser, output: str) -> None:
     p.add_argument("-o", "--output", required=True, metavar=output)
     p.add_argument("--from", dest="from_cue", metavar="CUE", help="start at this cue")
     p.add_argument("--until", dest="until_cue", metavar="CUE", help="end with this cue")
+    _add_groups(p)
     _add_settings(p)
+
+
+# — instrument groups (--only/--except: a station's part of the ensemble) —
+
+
+def _add_groups(p: argparse.ArgumentParser) -> None:
+    """--only GROUP… and --except GROUP… (sequencer.groups)."""
+    g = p.add_argument_group("instrument groups (a side 東 西 中 堂上 堂下, an 八音 family, an "
+                             "instrument, a layout position; `show` lists them)")
+    g.add_argument("--only", action="extend", nargs="+", default=[], metavar="GROUP",
+                   help="play only these groups (names, or joined by commas)")
+    g.add_argument("--except", dest="excluded", action="extend", nargs="+", default=[],
+                   metavar="GROUP", help="leave these groups out")
+
+
+def _selection(args: argparse.Namespace, rite):
+    """The note selection --only/--except name (None: the whole ensemble)."""
+    from sequencer.groups import note_selection
+
+    return note_selection(rite, getattr(args, "only", ()), getattr(args, "excluded", ()))
 
 
 def _load(args: argparse.Namespace):
@@ -196,9 +220,14 @@ def _load(args: argparse.Namespace):
 def _load_timeline(args: argparse.Namespace):
     """The rite named on the command line and its compiled timeline."""
     from sequencer.compiler import compile_rite
+    from sequencer.groups import select_notes
 
     rite, settings = _load(args)
-    return rite, compile_rite(rite, settings)
+    selection = _selection(args, rite)
+    timeline = select_notes(compile_rite(rite, settings), selection)
+    if selection is not None and not timeline.notes:
+        _warn([f"{selection.describe()}: no note of {rite.id} is left"])
+    return rite, timeline
 
 
 @contextmanager
@@ -250,15 +279,18 @@ def _register_show(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("show", help="show a rite's cues (a table, or the JSON contract)")
     p.add_argument("rite", metavar="RITE|FILE", help="a built-in rite (or alias) or a .toml sheet")
     p.add_argument("--json", action="store_true", help="print the JSON contract")
+    _add_groups(p)
     _add_settings(p)
     p.set_defaults(func=cmd_show)
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from sequencer.groups import groups_json
     from sequencer.views import rite_json, rite_length_s
 
     rite, timeline = _load_timeline(args)
     data = rite_json(rite, timeline)
+    data["groups"] = groups_json(rite, timeline)
     if args.json:
         _print_json(data)
         return EXIT_OK
@@ -269,6 +301,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         _out("variants: " + "; ".join(
             f"{'[x]' if v.id in chosen else '[ ]'} {v.id} = {v.title}" for v in rite.variants))
     _show_readings(data["readings"])
+    _out(_groups_line(data["groups"]))
     _out("")
     _out(f"{'#':>2}  {'cue':<18} {pad('kind', KIND_WIDTH)} {'start':>8} {'length':>8}  "
          "trigger     pieces")
@@ -294,6 +327,18 @@ def cmd_show(args: argparse.Namespace) -> int:
         _out(f"    at 「{cue['at']}」 — {cue['source']['work']}: 「{cue['source']['quote']}」")
     _show_choices(data["cues"])
     return EXIT_OK
+
+
+def _groups_line(groups: list[dict]) -> str:
+    """The groups --only/--except may name, by kind (° marks one without a note here)."""
+    from sequencer.groups import PLURALS
+
+    kinds: dict[str, list[str]] = {}
+    for g in groups:
+        kinds.setdefault(g["kind"], []).append(g["name"] + ("" if g["notes"] else "°"))
+    return ("groups (--only/--except): " + "; ".join(
+        f"{PLURALS[kind]} {' '.join(names)}" for kind, names in kinds.items())
+        + "  (°: no note here)")
 
 
 def _show_readings(readings: list[dict]) -> None:
@@ -941,8 +986,53 @@ def _register_live(sub: argparse._SubParsersAction) -> None:
                    help="a plain console for screen readers: what changes, a line each; type a "
                         "command (go, stop, hold, resume, skip, back, panic, faster, slower, "
                         "quit) or a console key")
+    _add_groups(p)
+    link = p.add_mutually_exclusive_group()
+    link.add_argument("--link", action="store_true",
+                      help="join an Ableton Link session and lead it: each 射節's 節 become "
+                           "Link beats (phase 0 on 節 1), its start and stop the session's")
+    link.add_argument("--link-follow", dest="link_follow", action="store_true",
+                      help="join an Ableton Link session and follow it: each 射節 takes the "
+                           "session's tempo and starts on its next phase 0 (tempo locked "
+                           "for the cue)")
+    _add_standby_args(p)
     _add_settings(p)
     p.set_defaults(func=cmd_live)
+
+
+def _add_standby_args(p: argparse.ArgumentParser) -> None:
+    """``live``'s hot standby (docs/standby.md)."""
+    g = p.add_argument_group("hot standby (a main and a muted backup machine; docs/standby.md)")
+    g.add_argument("--role", choices=("main", "backup"),
+                   help="main: mirror every action to the backup; backup: play muted, take over "
+                        "when the main falls silent")
+    g.add_argument("--peer", metavar="osc.udp://HOST:PORT", help="the other machine's --listen")
+    g.add_argument("--listen", metavar="[ADDR:]PORT",
+                   help="where this machine hears its peer (loopback unless ADDR is given; "
+                        "default: loopback on the --peer port)")
+    g.add_argument("--peer-key-file", metavar="FILE",
+                   help="the shared key (else the environment variable YUEZHENG_PEER_KEY)")
+    g.add_argument("--peer-lead", dest="peer_lead_ms", type=float, default=50.0, metavar="MS",
+                   help="both machines act this long after the main's action (default 50)")
+    g.add_argument("--heartbeat", dest="heartbeat_ms", type=float, default=100.0, metavar="MS",
+                   help="how often each side says it is alive (default 100)")
+    g.add_argument("--takeover", dest="takeover_ms", type=float, default=500.0, metavar="MS",
+                   help="the backup takes over after this long without the main (default 500)")
+
+
+def _standby(args: argparse.Namespace, player: Player):
+    """Attach the hot-standby link asked for (None without --role)."""
+    if args.role is None:
+        return None
+    from sequencer.live.peer_auth import load_key
+    from sequencer.live.standby import Standby, standby_options
+
+    options = standby_options(args.role, args.peer, args.listen, load_key(args.peer_key_file),
+                              args.peer_lead_ms, args.heartbeat_ms, args.takeover_ms)
+    standby = Standby(player, options)
+    _err(f"yuezheng: hot standby: {args.role}, show {standby.show[:12]}, listening on "
+         f"{options.listen[0]}:{options.listen[1]}, peer {args.peer}")
+    return standby
 
 
 class _Terminated(Exception):
@@ -1007,7 +1097,8 @@ def cmd_live(args: argparse.Namespace) -> int:
     screens = _screen_options(args)
     tty = sys.stdin.isatty() and sys.stdout.isatty()
     interactive = not args.auto and (tty or args.plain)
-    if not (args.auto or interactive or args.control or args.midi_in or args.web):
+    if not (args.auto or interactive or args.control or args.midi_in or args.web
+            or args.role == "backup"):  # a backup is operated by its main
         raise UserError("the live console needs a terminal; use --auto to run headless, or "
                         "--control/--midi-in/--web to be operated remotely")
 
@@ -1015,9 +1106,13 @@ def cmd_live(args: argparse.Namespace) -> int:
     if args.go_guard_s < 0:
         raise UserError(f"--go-guard {args.go_guard_s:g}: must be 0 or more seconds")
     player = Player(rite, settings, args.output, auto=args.auto, log_path=args.log,
-                    clock_out=args.clock_out, go_guard_s=args.go_guard_s, go_cuts=args.go_cuts)
+                    clock_out=args.clock_out, go_guard_s=args.go_guard_s, go_cuts=args.go_cuts,
+                    only=_selection(args, rite),
+                    muted=args.role == "backup", lead_s=args.peer_lead_ms / 1000)
+    standby = _standby(args, player)
     player.log.on_error = (lambda text: setattr(player, "message", text)) if interactive else (
         lambda text: _err(f"yuezheng: {text}"))
+    link = _start_link(player, args)
     try:
         with player:
             if args.control:
@@ -1039,6 +1134,12 @@ def cmd_live(args: argparse.Namespace) -> int:
     finally:
         for s, handler in old.items():
             signal.signal(s, handler)
+        if link is not None:
+            link.close()
+    if standby is not None:
+        if standby.refused:
+            raise UserError(f"backup refused to arm: {standby.refused}")
+        _out(f"hot standby: {standby.status()['line']}")
     if args.auto:
         _out(f"played {rite.title}: {len(rite.cues)} cues" +
              (f"; log {args.log}" if args.log else ""))
@@ -1050,6 +1151,19 @@ def cmd_live(args: argparse.Namespace) -> int:
         _err("yuezheng: the show was not delivered whole (see above; exit 1)")
         return EXIT_FAILURE
     return EXIT_FAILURE if failed else EXIT_OK
+
+
+def _start_link(player: Player, args: argparse.Namespace) -> LinkShow | None:
+    """Join the Link session ``--link``/``--link-follow`` ask for (None: neither)."""
+    if not (args.link or args.link_follow):
+        return None
+    from sequencer.live.link import LinkError
+    from sequencer.live.link_show import start_link
+
+    try:
+        return start_link(player, follow=args.link_follow)
+    except (LinkError, ImportError) as exc:
+        raise UserError(f"--link: {exc} (pip install aalink)") from None
 
 
 def _delivery_lines(delivery: ShowDelivery) -> list[str]:

@@ -8,7 +8,9 @@ two in agreement).
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,6 +66,18 @@ CSV_ROWS = Limit(10_000, "rows", "releases in a CSV for judge",
                  "100 耦 shooting 4 arrows each make 800")
 NUMBER_CHARS = Limit(50, "characters", "a number written as text (a setting, --tempo)",
                      "an exact fraction of 1e-99999999 would take hours to build")
+LOG_BYTES = Limit(64 * MIB, "bytes", "a show log for check",
+                  "a 24-hour show logs about 10 MB")
+JSON_DEPTH = Limit(100, "levels", "nesting of one show-log line",
+                   "a log record is one flat object; Python's parser recurses per level")
+INTEGER_DIGITS = Limit(100, "digits", "an integer in a show-log line",
+                       "a 節 count or a time has a handful; a 5,000-digit one costs seconds")
+AUDIO_CHANNELS = Limit(16, "channels", "an audio file for check",
+                       "a mix is stereo; it is read in blocks whose size grows with them")
+AUDIO_SECONDS = Limit(86_400, "seconds", "an audio file for check", "as long as a rite's timeline")
+COMBINATIONS = Limit(256, "combinations", "variant and reading combinations validate compiles "
+                    "one by one", "past it, each variant and each reading value alone and all "
+                    "variants together; the built-in 燕禮 has 192")
 
 LIMITS: dict[str, Limit] = {
     name: value for name, value in globals().items() if isinstance(value, Limit)
@@ -118,3 +132,29 @@ def regular_file_size(path: str | Path, expected: str) -> int:
         raise InputFileError(path, "is not a regular file (a device, a FIFO or a socket): "
                              f"expected {expected}")
     return info.st_size
+
+
+_DIGITS = re.compile(rf"\d{{{INTEGER_DIGITS.value + 1},}}")
+
+
+def json_line(line: str, where: str) -> object:
+    """One line of JSON, parsed within ``JSON_DEPTH`` and ``INTEGER_DIGITS`` (UserError naming
+    ``where`` and the limit otherwise, or when it is not JSON)."""
+    depth = deepest = 0
+    for ch in line:  # an upper bound: brackets inside strings count too, harmlessly
+        if ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    if deepest > JSON_DEPTH.value:
+        raise UserError(f"{where}: {over_limit(JSON_DEPTH, deepest)}")
+    digits = _DIGITS.search(line)
+    if digits is not None:
+        raise UserError(f"{where}: {over_limit(INTEGER_DIGITS, len(digits.group()))}")
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{where}: not JSON ({exc.msg}, column {exc.colno})") from None
+    except (RecursionError, ValueError) as exc:
+        raise UserError(f"{where}: not JSON that can be read ({exc})") from None

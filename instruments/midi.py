@@ -62,6 +62,11 @@ def is_note_off(data: bytes | Sequence[int]) -> bool:
                                or (data[0] & 0xF0 == NOTE_ON and data[2] == 0))
 
 
+def is_pitch_bend(data: bytes | Sequence[int]) -> bool:
+    """A pitch-wheel message (any value)."""
+    return len(data) == 3 and kind_of(data) == PITCH_BEND
+
+
 def is_all_off(data: bytes | Sequence[int]) -> bool:
     """CC 123 (all notes off) or CC 120 (all sound off)."""
     return (len(data) == 3 and data[0] & 0xF0 == CONTROL_CHANGE
@@ -125,34 +130,44 @@ def note_offs(notes: Iterable[tuple[int, int]]) -> list[bytes]:
     return [note_off(ch, key) for ch, key in sorted(notes)]
 
 
-def all_off_messages(channels: Iterable[int] = range(CHANNELS)) -> list[bytes]:
-    """Stage two of a panic: CC 123 (all notes off) then CC 120 (all sound off) per channel."""
+def all_off_messages(channels: Iterable[int] = range(CHANNELS), *,
+                     sound_off: bool = True) -> list[bytes]:
+    """Stage two of a panic: CC 123 (all notes off) then CC 120 (all sound off) per channel.
+    ``sound_off=False``: CC 123 alone — the safety net of a normal end, which lets released
+    notes ring out as their note-offs would (CC 120 cuts every tail at once)."""
     out: list[bytes] = []
     for ch in sorted(set(channels)):
         out.append(control_change(ch, CC_ALL_NOTES_OFF, 0))
-        out.append(control_change(ch, CC_ALL_SOUND_OFF, 0))
+        if sound_off:
+            out.append(control_change(ch, CC_ALL_SOUND_OFF, 0))
     return out
 
 
 class SoundingNotes:
-    """Which (channel, key) notes sound and which channels were bent, from the messages sent."""
+    """Which (channel, key) notes sound, which channels were bent and which were used (any
+    channel message since the channel's last CC 123/120: the channels a safety net's
+    all-notes-off covers), from the messages sent."""
 
     def __init__(self) -> None:
         self.notes: set[tuple[int, int]] = set()
         self.bent: set[int] = set()
+        self.used: set[int] = set()
 
     def track(self, data: bytes | Sequence[int]) -> tuple[int, int] | None:
         """Account for one message; return the (channel, key) it started, if it started one."""
         if len(data) < 2 or data[0] >= SYSEX:
             return None
         kind, ch = data[0] & 0xF0, data[0] & 0x0F
+        if is_all_off(data):  # the channel is silenced: nothing on it is left to close
+            self.notes = {n for n in self.notes if n[0] != ch}
+            self.used.discard(ch)
+            return None
+        self.used.add(ch)
         if is_note_on(data):
             self.notes.add((ch, data[1]))
             return ch, data[1]
         if is_note_off(data):
             self.notes.discard((ch, data[1]))
-        elif is_all_off(data):
-            self.notes = {n for n in self.notes if n[0] != ch}
         elif kind == PITCH_BEND:
             self.bent.add(ch)  # to be centred again when the sender is done with the channel
         return None
@@ -160,6 +175,7 @@ class SoundingNotes:
     def clear(self) -> None:
         self.notes.clear()
         self.bent.clear()
+        self.used.clear()
 
     def __len__(self) -> int:
         return len(self.notes)

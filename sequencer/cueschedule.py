@@ -15,7 +15,8 @@ ends the music without cutting a note.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from fractions import Fraction
 
 from sequencer.events import CueSpan, Note, Timeline
 from sequencer.timebase import TICKS_PER_SECOND
@@ -36,12 +37,13 @@ class CueSchedule:
     cue: str
     times: tuple[float, ...]  # seconds from the cue's start, sorted
     messages: tuple[bytes, ...]
-    ticks: tuple[int, ...]  # the same times in ticks (exact)
+    ticks: tuple[int, ...]  # the compiled times in ticks (exact)
     length_s: float  # the cue's span (start to end), seconds
     rest_points: tuple[float, ...]  # where a 樂闋 stop may end the music (ends with length_s)
     jie: tuple[JieMark, ...] = ()
     cycle_s: float | None = None  # 射節: the length of one 耦's cycle (N 節)
     channels: frozenset[int] = frozenset()
+    scale: Fraction = Fraction(1)  # times are ticks / 960 × scale (``retimed``: Link follow)
 
 
 def _seconds(tick: int) -> float:
@@ -98,3 +100,19 @@ def cue_schedules(timeline: Timeline) -> dict[str, CueSchedule]:
         by_cue[note.cue].append(note)
     return {span.cue: cue_schedule(timeline, span, by_cue.get(span.cue, []))
             for span in timeline.spans}
+
+
+def retimed(sched: CueSchedule, factor: Fraction) -> CueSchedule:
+    """The schedule with every time stretched by ``factor`` from the cue's start, exactly: each
+    time is its tick (``Fraction(tick, 960)``) times ``factor``, rounded to a float once."""
+    def scale(t: float) -> float:  # a time of the compiled cue (tick / 960), stretched
+        return float(Fraction(round(t / sched.scale * TICKS_PER_SECOND), TICKS_PER_SECOND)
+                     * sched.scale * factor)
+
+    return replace(
+        sched, scale=sched.scale * factor,
+        times=tuple(float(Fraction(t, TICKS_PER_SECOND) * sched.scale * factor)
+                    for t in sched.ticks),
+        length_s=scale(sched.length_s), rest_points=tuple(scale(p) for p in sched.rest_points),
+        jie=tuple(replace(j, t=scale(j.t)) for j in sched.jie),
+        cycle_s=None if sched.cycle_s is None else scale(sched.cycle_s))

@@ -11,18 +11,22 @@ of them exists.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import replace
 
 from cues.errors import SheetError, SheetErrors, UserError
-from cues.limits import SHEET_BYTES, read_limited
+from cues.limits import COMBINATIONS, SHEET_BYTES, read_limited
 from cues.model import Rite
 from cues.sheet import load_sheet
 from cues.tomllines import TomlLines
+from cues.variants import select_variants
 from instruments.voice_models import BELL_INTERVALS
 from sequencer.compiler import compile_rite, unsounded_instruments
 from sequencer.realization import load_realization
 from sequencer.settings import CompileSettings, make_settings
+
+Combination = tuple[tuple[str, ...], dict[str, str]]  # (variants chosen, readings chosen)
 
 
 def check_sheet(path: str) -> tuple[Rite | None, list[SheetError]]:
@@ -37,17 +41,10 @@ def check_sheet(path: str) -> tuple[Rite | None, list[SheetError]]:
     if problems:
         return rite, problems
     try:
-        settings = make_settings(rite.settings)
+        make_settings(rite.settings)
     except UserError as exc:  # settings that do not fit together (a drum pattern's reading)
         return rite, [SheetError(str(exc), file=path, line=lines.line("settings"))]
-    problems = realization_problems(_with_every_variant(rite, path), settings, path)
-    if problems:
-        return rite, problems
-    try:
-        compile_rite(rite, settings)
-    except UserError as exc:
-        return rite, [SheetError(str(exc), file=path)]
-    return rite, []
+    return rite, combination_problems(rite, path)
 
 
 def settings_problems(
@@ -80,16 +77,68 @@ def _setting_problem(key: str, value: object) -> str | None:
     return None
 
 
-def _with_every_variant(rite: Rite, path: str) -> Rite:
-    """The rite with its cues and those every variant adds (a cue a variant removes stays)."""
-    if not rite.variants:
-        return rite
-    try:
-        every = load_sheet(path, [v.id for v in rite.variants])
-    except UserError:  # variants that cannot all be chosen at once
-        return rite
-    ids = {c.id for c in rite.cues}
-    return replace(rite, cues=rite.cues + tuple(c for c in every.cues if c.id not in ids))
+def combinations(rite: Rite) -> tuple[list[Combination], int]:
+    """The (variants, readings) combinations ``validate`` compiles, and how many there are:
+    every one up to ``COMBINATIONS``; past it, the sheet as it stands, each variant alone, all
+    of them together and each reading value alone (README: Limits)."""
+    ids = [v.id for v in rite.variants]
+    variant_sets = [tuple(chosen) for n in range(len(ids) + 1)
+                    for chosen in itertools.combinations(ids, n)]
+    names = [r.name for r in rite.readings]
+    reading_sets = [dict(zip(names, values, strict=True))
+                    for values in itertools.product(*(r.choices for r in rite.readings))]
+    total = len(variant_sets) * len(reading_sets)
+    if total <= COMBINATIONS.value:
+        return [(v, r) for r in reading_sets for v in variant_sets], total
+    some: list[Combination] = [((), {}), *(((v,), {}) for v in ids), (tuple(ids), {})]
+    some += [((), {r.name: value}) for r in rite.readings for value in r.choices]
+    return some, total
+
+
+def combination_problems(rite: Rite, path: str) -> list[SheetError]:
+    """What fails in the first combination of variants and readings that fails (see
+    ``combinations``): its settings, a realization file, or its compilation."""
+    checked: set[tuple[str, object]] = set()  # (realization file, tempo) read once
+    loaded: dict[tuple[tuple[str, str], ...], Rite] = {}  # every variant's cues, per readings
+    compiled: set[tuple[int, ...]] = set()  # the cues of each rite compiled (by identity)
+    for variants, readings in combinations(rite)[0]:
+        key = tuple(sorted(readings.items()))
+        try:
+            if key not in loaded:
+                loaded[key] = load_sheet(path, None, readings)
+            chosen = select_variants(loaded[key], variants)
+        except UserError:  # variants the sheet refuses together: `show` says so itself
+            continue
+        same = (id(loaded[key]), *(id(c) for c in chosen.cues))
+        if same in compiled:  # another combination plays the very same cues
+            continue
+        compiled.add(same)
+        label = _label(variants, readings)
+        try:
+            settings = make_settings(chosen.settings)
+        except UserError as exc:
+            return [SheetError(f"{label}{exc}", file=path)]
+        todo = [c for c in chosen.cues
+                if any((str(ref.realization), settings.tempo_bpm) not in checked
+                       for ref in c.pieces if ref.realization is not None)]
+        problems = realization_problems(replace(chosen, cues=tuple(todo)), settings, path)
+        checked.update((str(ref.realization), settings.tempo_bpm) for c in todo
+                       for ref in c.pieces if ref.realization is not None)
+        if problems:
+            return [SheetError(label + p.message, file=p.file, line=p.line, cue=p.cue)
+                    for p in problems]
+        try:
+            compile_rite(chosen, settings)
+        except UserError as exc:
+            return [SheetError(f"{label}{exc}", file=path)]
+    return []
+
+
+def _label(variants: tuple[str, ...], readings: dict[str, str]) -> str:
+    """How a problem names its combination ("" for the sheet as it stands)."""
+    parts = ([f"variants {', '.join(variants)}"] if variants else []) + [
+        f"reading {name} = {value}" for name, value in readings.items()]
+    return f"with {' and '.join(parts)}: " if parts else ""
 
 
 def realization_problems(

@@ -23,13 +23,20 @@ An unreadable or unknown file, or a malformed 節 marker or log record, raises `
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cues.errors import UserError
+from cues.limits import (
+    AUDIO_CHANNELS,
+    AUDIO_SECONDS,
+    LOG_BYTES,
+    json_line,
+    over_limit,
+    read_limited,
+)
 from sequencer.events import parse_jie_text
 from sequencer.jie_blocks import JieOnset
 from sequencer.log_faults import LogFaults
@@ -92,9 +99,19 @@ def read_midi_timing(path: Path) -> MidiTiming:
 
 def read_audio_strength(path: Path) -> OnsetStrength:
     """The onset strength of an audio file (any format libsndfile reads), streamed in blocks."""
+    import soundfile
+
     from sequencer.onsets import onset_strength_of_file
 
     require_file(path)
+    try:
+        info = soundfile.info(str(path))
+    except Exception as exc:  # soundfile.LibsndfileError, RuntimeError, TypeError…
+        raise UserError(f"{path}: not a readable audio file ({exc})") from exc
+    seconds = info.frames / info.samplerate if info.samplerate > 0 else math.inf
+    for limit, got in ((AUDIO_CHANNELS, info.channels), (AUDIO_SECONDS, seconds)):
+        if got > limit.value:  # before a block is read (memory grows with the channels)
+            raise UserError(f"{path}: {over_limit(limit, math.ceil(got))}")
     try:
         return onset_strength_of_file(path)
     except Exception as exc:  # soundfile.LibsndfileError, RuntimeError, TypeError…
@@ -112,11 +129,9 @@ def read_log_jie(path: Path) -> list[JieOnset]:
     each marked with its delivery fault, if any."""
     require_file(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_limited(path, LOG_BYTES, "a show log (.jsonl)").decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UserError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read ({exc.strerror})") from exc
     jie: list[JieOnset] = []
     faults = LogFaults()
     for lineno, line in enumerate(text.splitlines(), start=1):
@@ -131,10 +146,7 @@ def read_log_jie(path: Path) -> list[JieOnset]:
 
 def _log_object(line: str, where: str) -> dict:
     """One log line's JSON object (UserError if it is not one)."""
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{where}: not JSON ({exc.msg}, column {exc.colno})") from exc
+    record = json_line(line, where)
     if not isinstance(record, dict):
         raise UserError(f"{where}: each line must be a JSON object")
     return record

@@ -7,12 +7,13 @@ import io
 import os
 import struct
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from bounded_run import ROOT, run_cli
 
-from cues.limits import CUES, LIMITS
+from cues.limits import COMBINATIONS, CUES, LIMITS, LOG_BYTES
 
 SHEET_HEAD = '[rite]\nid = "x"\ntitle = "t"\n'
 CUE = '[[cue]]\nid = "{id}"\nkind = "笙"\nat = "a"\ntrigger = "{trigger}"\npieces = [{piece}]\n' \
@@ -241,3 +242,87 @@ def test_the_readme_states_every_limit() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for name, limit in LIMITS.items():
         assert f"| {limit.what} | {limit.describe()} |" in readme, name
+
+
+def test_validate_checks_every_variant_and_reading_combination(tmp_path: Path) -> None:
+    """A bad realization reached only through a variant, only through a reading's value, or
+    a timeline past 24 hours only with a variant: each is found, naming its combination."""
+    (tmp_path / "good.musicxml").write_bytes(_musicxml())
+    (tmp_path / "bad.mid").write_bytes(b"MThd junk")
+    good = '{ title = "由庚", by = "笙", realization = "good.musicxml" }'
+    bad = '{ title = "由庚", by = "笙", realization = "bad.mid" }'
+    variant = '[[variant]]\nid = "v"\ntitle = "V"\n'
+    run = run_cli("validate", _sheet(tmp_path, variant + _cue(piece=good)
+                                     + _cue("w", piece=bad, extra='when = ["v"]')))
+    run.assert_clean((2,))
+    assert "with variants v: " in run.err and "cue 'w'" in run.err and "bad.mid" in run.err
+    reading = ('[[reading]]\nname = "r"\nvalue = "a"\n[[reading.choice]]\nvalue = "a"\n'
+               'cues = { c = { zhong = 1 } }\n[[reading.choice]]\nvalue = "b"\n'
+               f'cues = {{ c = {{ pieces = [{bad}] }} }}\n')
+    run = run_cli("validate", _sheet(tmp_path, _cue(piece=good) + reading))
+    run.assert_clean((2,))
+    assert "with reading r = b: " in run.err and "bad.mid" in run.err
+    long_wait = 'pre_wait_s = 86400\nwhen = ["v"]'
+    run = run_cli("validate", _sheet(tmp_path, variant + _cue(piece=good)
+                                     + _cue("w", extra=long_wait) + _cue("x", extra=long_wait)))
+    run.assert_clean((2,))
+    assert "with variants v: " in run.err and "24 hours" in run.err
+    run = run_cli("validate", _sheet(tmp_path, variant + _cue(piece=good)
+                                     + _cue("w", piece=good, extra='when = ["v"]')))
+    run.assert_clean((0,))
+
+
+def test_combinations_are_bounded() -> None:
+    """Up to the limit every combination; past it each variant and reading value alone."""
+    from cues.sheet import load_rite
+    from sequencer.sheetcheck import combinations
+
+    yan = load_rite("yan", ())
+    every, total = combinations(yan)
+    assert total == len(every) == 2 ** 5 * 3 * 2 <= COMBINATIONS.value
+    many = replace(yan, variants=yan.variants * 4)  # 20 variants: 6,291,456 combinations
+    some, total = combinations(many)
+    assert total == 2 ** 20 * 6 and len(some) == 1 + 20 + 1 + 5
+
+
+@pytest.mark.parametrize(("channels", "rate", "frames", "message"), [
+    (17, 48_000, 100, "17 channels, over the limit for an audio file for check (16 channels"),
+    (1, 1, 90_000, "90,000 seconds, over the limit for an audio file for check (86,400 seconds"),
+])
+def test_check_refuses_audio_past_its_limits_before_reading_it(
+        tmp_path: Path, channels: int, rate: int, frames: int, message: str) -> None:
+    import numpy as np
+    import soundfile
+
+    path = tmp_path / "a.wav"
+    soundfile.write(str(path), np.zeros((frames, channels), dtype=np.int16), rate,
+                    subtype="PCM_16")
+    run = run_cli("check", str(path))
+    run.assert_clean((2,))
+    assert "a.wav: " + message in run.err
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("[" * 100_000 + "]" * 100_000, "100,000 levels, over the limit for nesting of one show-log"),
+    ('{"event": "jie", "cue": "x", "t": 1, "k": ' + "9" * 5000 + ', "n": 5}',
+     "5,000 digits, over the limit for an integer in a show-log line"),
+    ('{"event": "jie", "cue": "x", "t": 1e999, "k": 1, "n": 5}', "needs \"t\": seconds"),
+], ids=["deep", "digits", "infinite"])  # (ids: a test's id goes into the environment)
+def test_a_hostile_show_log_line_is_exit_2(tmp_path: Path, line: str, message: str) -> None:
+    log = tmp_path / "show.jsonl"
+    log.write_text(line + "\n", encoding="utf-8")
+    run = run_cli("check", str(log))
+    run.assert_clean((2,))
+    assert "show.jsonl:1: " in run.err and message in run.err
+    resume = run_cli("live", "xiang-she", "--output", "memory:", "--resume", str(log))
+    resume.assert_clean((2,))
+    assert "show.jsonl" in resume.err
+
+
+def test_a_show_log_past_its_size_is_refused(tmp_path: Path) -> None:
+    log = tmp_path / "show.jsonl"
+    with open(log, "wb") as f:
+        f.truncate(LOG_BYTES.value + 1)  # sparse: no disk used
+    run = run_cli("check", str(log))
+    run.assert_clean((2,))
+    assert "over the limit for a show log for check" in run.err

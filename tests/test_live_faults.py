@@ -117,8 +117,10 @@ def test_killed_parent_leaves_no_note_and_no_orphan(jack) -> None:
 
 def test_killed_sender_is_rescued_by_the_parent(jack) -> None:
     with _show_playing() as (rx, proc):
+        child = _children(proc.pid)
         os.kill(_sender_of(proc.pid), signal.SIGKILL)
         out, err = proc.communicate(timeout=15)
+        assert all(_gone(pid) for pid in child), "a process outlived the show"
         assert proc.returncode == 2, err
         assert ("the sending process ended unexpectedly (killed by SIGKILL); the output was "
                 "silenced from a new client") in err
@@ -152,15 +154,19 @@ def test_a_connection_made_first_by_a_patchbay_counts(jack) -> None:
 class OwnServer:
     """A dummy JACK server of this test's own, under a unique name."""
 
-    def __init__(self) -> None:
-        self.name = f"yz-restart-{os.getpid()}"
+    def __init__(self, name: str = "yz-restart") -> None:
+        self.name = f"{name}-{os.getpid()}"
         self.env = dict(os.environ, JACK_DEFAULT_SERVER=self.name, JACK_NO_START_SERVER="1")
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> None:
+        # restore_signals=False: jackd inherits Python's ignored SIGPIPE — it writes to the
+        # sockets of clients that died, and killed by SIGPIPE it would keep its slot in JACK's
+        # registry of servers, as a SIGKILLed one does
         self.proc = subprocess.Popen(["jackd", "-n", self.name, "-d", "dummy", "-r", "48000",
                                       "-p", "256"], stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL, start_new_session=True)
+                                     stderr=subprocess.DEVNULL, start_new_session=True,
+                                     restore_signals=False)
         subprocess.run(["jack_wait", "-w", "-t", "10"], env=self.env, capture_output=True,
                        timeout=20)
 

@@ -20,6 +20,7 @@ import mido
 import pytest
 from test_ports_jack import Receiver, _unsilenced, timing_errors_ms, timing_flaky
 
+from instruments.midi import all_off_messages, channel_of
 from instruments.ports.jacklib import LATENCY_PERIODS
 
 pytestmark = pytest.mark.jack
@@ -72,9 +73,12 @@ def test_live_she_jie_is_the_file_in_order_and_time(she_jie_run, jack) -> None:
     rc, output, got, _ = she_jie_run
     assert rc == 0, output
     expected = _file_messages("she-jie", "she-jie")
-    # after the cue's messages only clean-up may come: pitch wheels back to the centre
+    # after the cue's messages only clean-up may come: pitch wheels back to the centre, then
+    # the safety net, all notes off on every channel the cue used
     assert [m for _, m, _ in got[:len(expected)]] == [m for _, m in expected]
-    assert all(m[0] & 0xF0 == 0xE0 for _, m, _ in got[len(expected):])
+    after = [m for _, m, _ in got[len(expected):]]
+    used = sorted({channel_of(m) for _, m in expected if m[0] < 0xF0})
+    assert [m for m in after if m[0] & 0xF0 != 0xE0] == all_off_messages(used, sound_off=False)
     errors_ms = timing_errors_ms([t for t, _ in expected],
                                  [rx for rx, _, _ in got[:len(expected)]])
     # what arrives holds to 3 ms of the file: the output puts each message on its deadline's

@@ -17,7 +17,14 @@ from pathlib import Path
 import pytest
 
 from cues.sheet import parse_sheet
-from instruments.midi import SoundingNotes, all_off_messages, is_note_off
+from instruments.midi import (
+    SoundingNotes,
+    all_off_messages,
+    channel_of,
+    is_all_off,
+    is_note_off,
+    is_pitch_bend,
+)
 from instruments.ports.memory import read_memory_record
 from sequencer.compiler import make_settings, select_cues
 from sequencer.live.player import Player
@@ -137,6 +144,16 @@ def _match(records: list[tuple[float, bytes]], schedule: list[tuple[float, bytes
     return matched, extra
 
 
+def _closed_by_the_net(records: list[tuple[float, bytes]]) -> bool:
+    """Every channel the records used ends with CC 123 (the safety net of a cue's end)."""
+    last: dict[int, bytes] = {}
+    for _, data in records:
+        if data[0] < 0xF0:
+            last[channel_of(data)] = data
+    return bool(last) and all(data == all_off_messages([ch], sound_off=False)[0]
+                              for ch, data in last.items())
+
+
 def _silent(records: list[tuple[float, bytes]]) -> bool:
     notes = SoundingNotes()
     for _, data in records:
@@ -163,7 +180,9 @@ def test_go_plays_the_cue_and_its_follow_cue_joins_without_a_gap(tmp_path: Path)
     matched, extra = _match(records, a + [(player.schedules["a"].length_s + t, m) for t, m in b],
                             t0)
     assert len(matched) == len(a) + len(b)  # every message, in order, each on its deadline
-    assert all(data[0] & 0xF0 == 0xE0 for _, data in extra)  # only pitch wheels centred
+    # only pitch wheels centred and the safety net: CC 123 on each channel the cue used
+    assert all(is_pitch_bend(data) or is_all_off(data) for _, data in extra)
+    assert _closed_by_the_net(records)
     assert _silent(records)
     starts = [r for r in player.log.records if r["event"] == "start"]
     assert [r["cue"] for r in starts] == ["a", "b"]
@@ -289,7 +308,9 @@ def test_stop_ends_a_looping_cue_at_its_next_rest_point(tmp_path: Path) -> None:
     assert matched == list(range(len(matched)))  # the schedule up to the end, nothing else
     assert all(at < end - EXACT for at, _ in records[:len(matched)])
     assert [d[i][0] for i in range(len(matched))][-1] < ahead[0]
-    assert all(is_note_off(data) or data[0] & 0xF0 == 0xE0 for _, data in extra)
+    assert all(is_note_off(data) or is_pitch_bend(data) or is_all_off(data)
+               for _, data in extra)
+    assert _closed_by_the_net(records)
     assert _silent(records)
 
 

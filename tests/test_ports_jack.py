@@ -20,6 +20,8 @@ import pytest
 from instruments.midi import (
     SoundingNotes,
     all_off_messages,
+    channel_of,
+    is_all_off,
     is_note_off,
     is_note_on,
     note_off,
@@ -139,7 +141,8 @@ def test_panic_stages_over_jack(receiver: Receiver) -> None:
         port.send(b"\x91\x41\x64")
     expected = [b"\x90\x3c\x64", b"\x93\x40\x64", b"\x90\x3e\x64", b"\x80\x3e\x00",
                 b"\x80\x3c\x00", b"\x83\x40\x00", *all_off_messages(),
-                b"\x91\x41\x64", b"\x81\x41\x00"]  # close() released the last note
+                b"\x91\x41\x64", b"\x81\x41\x00",  # close() released the last note
+                *all_off_messages([1], sound_off=False)]  # and all notes off where it was used
     assert receiver.wait_for(lambda got: len(got) >= len(expected))
     time.sleep(0.05)
     assert receiver.data() == expected
@@ -183,7 +186,10 @@ def test_sender_order_and_timing(receiver: Receiver, jack: tuple[int, int]) -> N
     assert receiver.wait_for(lambda got: len(got) >= len(schedule))
     time.sleep(0.05)
     got = receiver.messages
-    assert [m for _, m, _ in got] == [m for _, m in schedule]
+    # the schedule, then the cue's safety net: all notes off on the channel it used
+    assert [m for _, m, _ in got] == [m for _, m in schedule] + all_off_messages(
+        [0], sound_off=False)
+    got = got[:len(schedule)]
     assert [i for i, _, _ in records] == list(range(len(schedule)))
     assert all(d == t0 + schedule[i][0] for i, d, _ in records)
     # handed over in time for the output to place each message on its frame (within the
@@ -257,6 +263,25 @@ def test_hold_releases_and_resume_shifts(receiver: Receiver) -> None:
 
 
 @timing_flaky
+def without_resent_offs(messages: list, start: int = 0) -> list:
+    """``messages[start:]`` without the note-offs the JACK output writes again after an xrun
+    (a note-off for a key that no note-on opened since its last note-off: by design, a note-off
+    lost in an xrun is re-sent; a note-on is never repeated)."""
+    closed: set[tuple[int, int]] = set()
+    kept = []
+    for i, item in enumerate(messages):
+        m = item[1]
+        if is_note_on(m):
+            closed.discard((channel_of(m), m[1]))
+        elif is_note_off(m):
+            if (channel_of(m), m[1]) in closed and i >= start:
+                continue
+            closed.add((channel_of(m), m[1]))
+        if i >= start:
+            kept.append(item)
+    return kept
+
+
 def _check_after_reconnection(rec: Receiver, got: list[bytes],
                               schedule: list[tuple[float, bytes]],
                               sent: dict[int, float], offs: dict[int, float], cut: set[int],
@@ -281,7 +306,9 @@ def _check_after_reconnection(rec: Receiver, got: list[bytes],
     assert cut <= {m[1] for m in burst}
     assert all(offs[m[1]] > removed - 0.6 for m in burst)
     # after the cut-note burst, the timing holds against the schedule
-    rest = rec.messages[len(lead) + len(burst):]
+    rest = without_resent_offs(rec.messages, len(lead) + len(burst))
+    while rest and is_all_off(rest[-1][1]):  # the cue's safety net at its end
+        rest = rest[:-1]
     later = [(t, m) for i, (t, m) in enumerate(schedule) if sent[i] > reconnected + 0.01]
     assert len(rest) >= len(later)
     tail = rest[len(rest) - len(later):]

@@ -47,7 +47,10 @@ def test_panic_closes_the_notes_and_close_silences() -> None:
         assert sent == [note_off(0, 60), note_off(1, 62), *all_off_messages()]
         assert port.sounding == frozenset()
         port.send(note_on(2, 64, 80), at=2.0)
-    assert port.messages[-1][1] == note_off(2, 64)  # close ended what the port started
+    # close ended what the port started, then all notes off on the channel used since the
+    # panic (only that one: the panic silenced every channel)
+    assert [data for _, data in port.messages[-2:]] == [
+        note_off(2, 64), *all_off_messages([2], sound_off=False)]
 
 
 def test_bad_messages_are_rejected() -> None:

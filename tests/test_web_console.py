@@ -64,6 +64,10 @@ def test_speaker_speaks_only_the_calls(tmp_path: Path) -> None:
     assert said.read_text(encoding="utf-8") == "-v zh standby gai: watch for 「賓降及階」\n"
 
 
+# a message handed to the output over 10 ms late makes the show exit 1 ("not delivered whole",
+# the honest account); on a loaded CI machine that happens now and then, and this test is about
+# the console, not timing (timing has its benchmarks)
+@pytest.mark.flaky(reruns=2, only_rerun=["not delivered whole"])
 def test_plain_console_reads_commands_and_says_what_changes(tmp_path: Path) -> None:
     script = "go\n"
     proc = subprocess.Popen(

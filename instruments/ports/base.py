@@ -169,6 +169,18 @@ class OutputPort:
             self._notes.notes.clear()
             return len(offs)
 
+    def silence_used(self) -> int:
+        """CC 123 (all notes off) on every channel used since its last all-off, for notes the
+        tracking could not know about (a note-off lost on the way). Returns how many."""
+        with self._lock:
+            if self.closed:
+                return 0
+            net = all_off_messages(self._notes.used, sound_off=False)
+            for data in net:
+                self._send(data)
+            self._notes.used.clear()
+            return len(net)
+
     def panic(self) -> None:
         """Silence everything: note-offs for the tracked notes, then CC 123 and CC 120 on all
         16 channels (for notes the tracking could not know about)."""
@@ -178,6 +190,7 @@ class OutputPort:
             self.release_notes()
             for data in all_off_messages():
                 self._send(data)
+            self._notes.used.clear()  # every channel is silenced
 
     def maintain(self) -> str | None:
         """Check the connection; reconnect if possible. Returns ``"lost"``, ``"reconnected"``
@@ -189,13 +202,16 @@ class OutputPort:
         return not self.closed
 
     def close(self) -> None:
-        """Silence what this port started (note-offs for every note still sounding) and close
-        it. Use ``panic()`` first when the end is abnormal (it also sends CC 123/120)."""
+        """Silence what this port started and close it: note-offs for every note still
+        sounding, then the safety net, CC 123 (all notes off) on every channel used since its
+        last all-off (``silence_used``). Use ``panic()`` first when the end is abnormal (CC
+        123 and 120 on all 16 channels)."""
         with self._lock:
             if self.closed:
                 return
             try:
                 self.release_notes()
+                self.silence_used()
             finally:
                 self.closed = True
                 self._close()

@@ -28,8 +28,16 @@ connection then, but JACK no longer runs the client's cycles.
 A JACK server that goes away (``JackMidiClient.server_gone``) is rejoined the same way: each
 ``maintain()`` while it is down tries a new client (port registered again, connected again);
 the messages queued on the dead client were due while there was no server and are dropped,
-counted in ``lost_in_gap``. A connection JACK says already exists (a patchbay that
-auto-connects new ports made it first) counts as made.
+counted in ``lost_in_gap`` — except note-offs and all-offs, which go to the new client (they
+end nothing there, but no closing message is ever dropped).
+
+Nothing else is dropped: a message due in a cycle the client never ran (an xrun) goes out at
+the start of the next, counted in ``late``; one that does not fit a full period's buffer waits
+for the next period, first in line; after an xrun the note-offs and all-offs of the last few
+cycles are written again (``instruments.ports.resend``), counted in ``resent``.
+
+A connection JACK says already exists (a patchbay that auto-connects new ports made it first)
+counts as made.
 """
 
 from __future__ import annotations
@@ -37,7 +45,7 @@ from __future__ import annotations
 import time
 
 from instruments.ports.base import LinkedOutput, PortError, choose_port
-from instruments.ports.jacklib import JackMidiClient
+from instruments.ports.jackout import JackMidiClient
 
 SETTLE_TIMEOUT_S = 1.0  # longest wait for JACK to show a new connection
 STALL_S = 0.25  # no JACK cycle for this long: the server died or stalls (periods are far shorter)
@@ -91,9 +99,12 @@ class JackOutput(LinkedOutput):
             client = self._new_client()
         except PortError:
             return False
-        self.lost_in_gap += old.pending()
+        closing = old.closing_pending()
+        self.lost_in_gap += old.pending() - len(closing)
         self._late_before += old.late
         old.close()
+        for data in closing:  # note-offs and all-offs are never dropped
+            client.send(data)
         self._client = client
         return True
 
@@ -109,6 +120,21 @@ class JackOutput(LinkedOutput):
                 break
             time.sleep(0.002)
         time.sleep(self.settle_s)
+
+    @property
+    def xruns(self) -> int:
+        """Xruns JACK reported to the current client."""
+        return self._client.xruns if self._client is not None else 0
+
+    @property
+    def resent(self) -> int:
+        """Closing messages written again after an xrun (current client)."""
+        return self._client.resent if self._client is not None else 0
+
+    @property
+    def deferred(self) -> int:
+        """Messages that waited for a later period because a period's buffer was full."""
+        return self._client.deferred if self._client is not None else 0
 
     @property
     def late(self) -> int:

@@ -1,8 +1,8 @@
 """libjack through ctypes: the bindings (one function), ``JackWatch`` (a client that lists
 ports and connections and connects them), the activated client with a Python process callback,
-the mapping of JACK's cycle times onto ``time.perf_counter``, ``JackMidiClient`` (a MIDI output
-fed with deadlines, see ``instruments.ports.jack``) and ``JackMidiInput`` (a receiver that stamps
-each message with its frame: the tests' and the jitter benchmark's).
+the mapping of JACK's cycle times onto ``time.perf_counter``, and ``JackMidiInput`` (a receiver
+that stamps each message with its frame: the tests' and the jitter benchmark's). The MIDI
+output fed with deadlines is ``instruments.ports.jackout.JackMidiClient``.
 
 The process callbacks are Python: they need the GIL once per period.
 
@@ -21,7 +21,6 @@ import ctypes.util
 import errno
 import functools
 import time
-from collections import deque
 from typing import Any, Self
 
 from instruments.ports.base import NO_JACK_ADVICE, PortError
@@ -36,6 +35,7 @@ AUDIO_TYPE = b"32 bit float mono audio"
 _PROCESS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint32, ctypes.c_void_p)
 _SHUTDOWN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _MESSAGE = ctypes.CFUNCTYPE(None, ctypes.c_char_p)
+XRUN_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
 
 
 class _MidiEvent(ctypes.Structure):
@@ -63,6 +63,7 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "jack_port_name": (ctypes.c_char_p, [_P]),
     "jack_set_process_callback": (ctypes.c_int, [_P, _PROCESS, _P]),
     "jack_on_shutdown": (None, [_P, _SHUTDOWN, _P]),
+    "jack_set_xrun_callback": (ctypes.c_int, [_P, XRUN_CALLBACK, _P]),
     "jack_set_error_function": (None, [_MESSAGE]),
     "jack_set_info_function": (None, [_MESSAGE]),
     "jack_activate": (ctypes.c_int, [_P]),
@@ -240,100 +241,6 @@ class ActiveClient(JackWatch):
             self._lib.jack_deactivate(self._client)
             self._active = False
         super().close()
-
-
-class JackMidiClient(ActiveClient):
-    """An activated JACK client with one MIDI output port fed with deadlines.
-
-    ``send(data, at)``: queue ``data`` for the frame of ``at + latency`` (``at`` None: now).
-    Also a ``JackWatch`` (listing, connections, connect) on the same client."""
-
-    def __init__(self, client_name: str, port_name: str,
-                 latency_periods: int = LATENCY_PERIODS) -> None:
-        super().__init__(client_name)
-        self.port_name = port_name
-        self.latency_periods = latency_periods
-        self.latency_s = 0.0
-        self.own_name: str | None = None
-        self.late = 0  # messages that missed their frame (handed over too late)
-        self.deferred = 0  # messages moved to a later period because a buffer was full
-        self.cycles = 0
-        self._queue: deque[tuple[float, bytes]] = deque()
-        self._last_target = 0.0
-        self._port: int | None = None
-        self._frames = 0
-        self._rate = 0
-
-    def open(self) -> JackMidiClient:
-        super().open()
-        self._port, self.own_name = self._register(self.port_name, MIDI_TYPE,
-                                                   PORT_IS_OUTPUT)
-        self._frames, self._rate = self.period()
-        self.latency_s = self.latency_periods * self._frames / self._rate
-        self._activate()
-        return self
-
-    @property
-    def period_s(self) -> float:
-        return self._frames / self._rate if self._rate else 0.0
-
-    def pending(self) -> int:
-        return len(self._queue)
-
-    def send(self, data: bytes, at: float | None = None) -> None:
-        """Queue one message for the frame of ``at`` (default: now) plus the latency; frames
-        never go backwards, so messages leave in the order they were queued."""
-        target = (time.perf_counter() if at is None else at) + self.latency_s
-        if target < self._last_target:
-            target = self._last_target
-        self._last_target = target
-        self._queue.append((target, bytes(data)))
-
-    def drain(self, timeout: float = 1.0) -> bool:
-        """Wait until every queued message has been written to JACK (and one more period has
-        passed, so the last one has been delivered)."""
-        deadline = time.perf_counter() + timeout
-        while self._queue and time.perf_counter() < deadline and not self.server_gone:
-            time.sleep(0.002)
-        # two more cycles (counted, not timed: a late cycle under load still counts once)
-        cycles = self.cycles + 2
-        while (self.cycles < cycles and time.perf_counter() < deadline
-               and not self.server_gone):
-            time.sleep(0.001)
-        return not self._queue
-
-    # the JACK thread ---------------------------------------------------------------------------
-    def _process(self, nframes: int, _arg: object) -> int:
-        try:
-            lib = self._lib
-            buf = lib.jack_port_get_buffer(self._port, nframes)
-            lib.jack_midi_clear_buffer(buf)
-            self.cycles += 1
-            queue = self._queue
-            if not queue:
-                return 0
-            start, span = cycle_on_perf_clock(lib, self._client, nframes, self._rate)
-            end = start + span
-            last = 0
-            write = lib.jack_midi_event_write
-            while queue and queue[0][0] < end:
-                target, data = queue[0]
-                if target < start:
-                    offset = 0
-                    if target < start - 1.0 / self._rate:
-                        self.late += 1
-                else:
-                    offset = min(nframes - 1, int((target - start) / span * nframes))
-                if offset < last:
-                    offset = last
-                if write(buf, offset, data, len(data)) != 0:
-                    self.deferred += 1  # the port buffer is full: the rest go next period
-                    break
-                last = offset
-                queue.popleft()
-        except Exception:  # nothing may escape into JACK's thread
-            return 0
-        return 0
 
 
 class JackMidiInput(ActiveClient):

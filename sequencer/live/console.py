@@ -97,6 +97,10 @@ def screen(snap: Snapshot) -> list[str]:
         lines.append("standby: end of the show")
     if snap.tally:
         lines.append(f"射 tally {snap.tally}")
+    if snap.link:
+        lines.append(snap.link)
+    if snap.peer_line:
+        lines.append(f"hot standby: {snap.peer_line}")
     if snap.message:
         lines.append(f"! {snap.message}")
     lines.append("")

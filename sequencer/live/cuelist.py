@@ -42,7 +42,7 @@ The discipline (after Linux Show Player's cue lifecycle):
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from sequencer.live.go_safety import DEFAULT_GO_GUARD_S, GoDecision, GoSafety
@@ -118,6 +118,9 @@ class CueList:
         self.panic_stage = 0
         self.log: list[CueLogEntry] = []  # start/end records, in order
         self.finished_at: float | None = None
+        # asked for each cue's start as it is scheduled: (start, stretch) instead of (t0, 1)
+        # (Link follow: a 射節 on the session's next phase 0, at its tempo)
+        self.planner: Callable[[CueInfo, float], tuple[float, float]] | None = None
 
     # views ---------------------------------------------------------------------------------
     @property
@@ -329,12 +332,16 @@ class CueList:
 
     def _schedule(self, cue: CueInfo, t0: float) -> list[CueAction]:
         loops = cue.loops and not self.auto
+        f = 1.0
+        if self.planner is not None:
+            t0, f = self.planner(cue, t0)
         bounds: list[float] = []
         if cue.cycle_s:
             n = round(cue.length_s / cue.cycle_s)
-            bounds = [cue.cycle_s * c for c in range(1, n + 1)]
-        run = CueRun(CueStatus.WAITING, t0, None if loops else t0 + cue.length_s,
-                     length=cue.length_s, rests=list(cue.rest_points), bounds=bounds, loops=loops)
+            bounds = [cue.cycle_s * c * f for c in range(1, n + 1)]
+        length = cue.length_s * f
+        run = CueRun(CueStatus.WAITING, t0, None if loops else t0 + length, length=length,
+                     rests=[p * f for p in cue.rest_points], bounds=bounds, loops=loops)
         self.runs[cue.id] = run
         out: list[CueAction] = [StartCue(cue.id, t0)]
         return out + self._end_known(cue.id) if run.end is not None else out

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from cues.errors import UserError
 from cues.model import Rite
@@ -20,6 +20,7 @@ from sequencer.judge import Release, ShootingSetup, Tally, shooting_setup
 from sequencer.live.cuelist import CueList
 from sequencer.live.protocol import (
     Back,
+    Begin,
     CueAction,
     Go,
     GoCue,
@@ -35,6 +36,7 @@ from sequencer.live.protocol import (
     Skip,
     StartCue,
     Stop,
+    TakeOver,
 )
 from sequencer.live.showlog import ShowLog
 
@@ -61,6 +63,16 @@ def outcome(actions: list[CueAction]) -> str:
     return "; ".join(words + retimed)
 
 
+class PeerHooks(Protocol):
+    """A hot-standby peer link (``sequencer.live.standby``), asked before every command is
+    carried out: ``offer`` returns None to go ahead (a main has mirrored it to its backup) or
+    why not (a backup standing by takes its commands from its main)."""
+
+    def offer(self, command: PlayerCommand, at: float, origin: str) -> str | None: ...
+
+    def status(self) -> dict[str, Any]: ...
+
+
 class OperatorCommands:
     """The operator's commands (mixed into ``sequencer.live.player.Player``)."""
 
@@ -81,12 +93,16 @@ class OperatorCommands:
     _jie_sent: dict[str, Any]
     state: Callable[[], dict[str, Any]]
     _act: Callable[[list[CueAction]], None]
+    _take_over: Callable[[TakeOver, float], list[CueAction]]
+    peer: PeerHooks | None
+    begun: bool
 
     def _obey(self, command: PlayerCommand, now: float) -> list[CueAction]:
         handlers: dict[type, Callable[[Any, float], list[CueAction]]] = {
             Go: self._go, GoCue: self._go_cue, Stop: self._stop, Hold: self._hold,
             Resume: self._resume, Skip: self._skip, Back: self._back, Panic: self._panic,
             Nudge: self._nudge, MarkRelease: self._mark_release, Quit: self._quit,
+            Begin: self._begin, TakeOver: self._take_over,
         }
         return handlers[type(command)](command, now)
 
@@ -95,7 +111,12 @@ class OperatorCommands:
         self.refusal = ""
         self.message = ""
         self.asking = request.origin
-        actions = self._obey(request.command, time.perf_counter() + self.lead_s)
+        at = request.at if request.at is not None else time.perf_counter() + self.lead_s
+        refusal = self.peer.offer(request.command, at, request.origin) if self.peer else None
+        if refusal:
+            self.refusal, actions = refusal, []
+        else:
+            actions = self._obey(request.command, at)
         self._act(actions)
         result = self.refusal or self.message or outcome(actions) or "done"
         name = action_name(request.command)
@@ -104,6 +125,13 @@ class OperatorCommands:
         if request.reply is not None:
             state = self.state()
             request.reply({**state, "message": self.refusal} if self.refusal else state)
+
+    def _begin(self, command: Begin, now: float) -> list[CueAction]:
+        if self.begun:
+            self.refusal = "the show has begun"
+            return []
+        self.begun = True
+        return self.machine.begin(now)
 
     def _go(self, command: Go, now: float) -> list[CueAction]:
         actions = self.machine.go(now)

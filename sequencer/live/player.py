@@ -31,21 +31,25 @@ from instruments.midi import CLOCK, CONTINUE, START, STOP
 from sequencer.compiler import CompileSettings, compile_rite
 from sequencer.cueschedule import CueSchedule, JieMark, cue_schedules
 from sequencer.events import Timeline
+from sequencer.groups import NoteSelection, select_notes
 from sequencer.judge import DEFAULT_TOLERANCE_MS, Release, ShootingSetup, Tally
 from sequencer.live.cuelist import CueInfo, CueList
 from sequencer.live.delivery import ShowDelivery
 from sequencer.live.go_safety import DEFAULT_GO_GUARD_S
-from sequencer.live.operator import OperatorCommands
+from sequencer.live.operator import OperatorCommands, PeerHooks
 from sequencer.live.protocol import (
     CLOCK_KEY,
+    Begin,
     CancelCue,
     CueAction,
     CueEnded,
     HoldOutput,
     MarkPassed,
     MessagesLate,
+    MuteOutput,
     OutputLost,
     OutputReconnected,
+    OutputUnmuted,
     PanicOutput,
     PlayerCommand,
     Request,
@@ -53,6 +57,7 @@ from sequencer.live.protocol import (
     SenderFailed,
     SendNow,
     StartCue,
+    TakeOver,
 )
 from sequencer.live.schedule import marked_schedule, output_options
 from sequencer.live.sender import ShowSender
@@ -87,16 +92,24 @@ class Player(OperatorCommands, PlayerViews):
     def __init__(self, rite: Rite, settings: CompileSettings, spec: str, *, auto: bool = False,
                  log_path: str | Path | None = None, clock_out: bool = False,
                  client_name: str = "yuezheng", lead_s: float = LEAD_S,
-                 go_guard_s: float = DEFAULT_GO_GUARD_S, go_cuts: bool = False) -> None:
+                 go_guard_s: float = DEFAULT_GO_GUARD_S, go_cuts: bool = False,
+                 only: NoteSelection | None = None, muted: bool = False) -> None:
         self.rite = rite
         self.settings = settings
-        self.timeline: Timeline = compile_rite(rite, settings)
+        whole = compile_rite(rite, settings)
+        # ``only`` (--only/--except) sends a part of the ensemble; the cues' lengths, loops and
+        # rest points stay the whole's, so a station playing a part stops where the rest does
+        self.timeline: Timeline = select_notes(whole, only)
         self.schedules = cue_schedules(self.timeline)
-        self.machine = CueList(cue_infos(rite, self.schedules), auto=auto,
+        shape = self.schedules if only is None else cue_schedules(whole)
+        self.machine = CueList(cue_infos(rite, shape), auto=auto,
                                go_gap_s=float(settings.go_gap_s), go_guard_s=go_guard_s,
                                go_cuts=go_cuts)
         self.sender = ShowSender(spec, client_name=client_name,
-                                 options=output_options(spec, self.timeline))
+                                 options=output_options(spec, self.timeline), muted=muted)
+        self.live = not muted  # a hot-standby backup is muted until it takes over
+        self.peer: PeerHooks | None = None  # the hot-standby link (sequencer.live.standby)
+        self.begun = False
         self.log = ShowLog(log_path)
         self.clock_out = clock_out
         self.lead_s = lead_s
@@ -118,6 +131,8 @@ class Player(OperatorCommands, PlayerViews):
         self._clock_running = False
         self._closers: list[Callable[[], None]] = []
         self._watchers: list[Callable[[], None]] = []
+        self._mark_listeners: list[Callable[[MarkPassed, JieMark], None]] = []
+        self.link_line = ""  # the console's Link line ("": no Link)
         self._started: set[str] = set()
         self._ended: set[str] = set()
         self._carry_out: dict[type, Callable[[Any], None]] = {
@@ -127,25 +142,23 @@ class Player(OperatorCommands, PlayerViews):
         self._on_event: dict[type, Callable[[Any], None]] = {
             MarkPassed: self._on_mark, CueEnded: self._on_ended, SenderFailed: self._on_failed,
             OutputLost: self._on_output_lost, OutputReconnected: self._on_output_regained,
-            MessagesLate: self._on_late,
+            MessagesLate: self._on_late, OutputUnmuted: self._on_unmuted,
         }
 
     # lifecycle -----------------------------------------------------------------------------
     def open(self) -> Player:
         self.sender.open()
         for info in self.machine.cues:
-            sched = self.schedules[info.id]
-            times, messages, marks = marked_schedule(sched)
-            self._marks.update({(sched.cue, i): mark for i, mark in marks.items()})
-            self.sender.load(info.id, times, messages,
-                             sched.length_s if info.loops and not self.machine.auto else None)
+            self._load(self.schedules[info.id])
         if self.clock_out:
             bpm = float(self.settings.tempo_bpm)
             self.sender.load(CLOCK_KEY, [0.0], [bytes((CLOCK,))], 60.0 / (24 * bpm))
         self.delivery.t0 = time.perf_counter()
         self.log.show(self.rite.id, self.rite.title, [c.id for c in self.rite.cues],
                       self.delivery.t0)
-        self._act(self.machine.begin(time.perf_counter() + self.lead_s))
+        at = time.perf_counter() + self.lead_s
+        if self.peer is None or self.peer.offer(Begin(), at, "show") is None:
+            self._act(self._begin(Begin(), at))  # a backup begins when its main does
         return self
 
     def close(self, *, panic: bool = False) -> None:
@@ -178,12 +191,32 @@ class Player(OperatorCommands, PlayerViews):
         the state so)."""
         self._watchers.append(watcher)
 
+    def add_mark_listener(self, listener: Callable[[MarkPassed, JieMark], None]) -> None:
+        """Call ``listener`` with each 節 the sending process reached (Link), in the player's
+        thread."""
+        self._mark_listeners.append(listener)
+
+    def reload_cue(self, sched: CueSchedule) -> None:
+        """Replace a cue's schedule before it starts (Link follow: a retimed 射節)."""
+        self.schedules[sched.cue] = sched
+        self._load(sched)
+
+    def _load(self, sched: CueSchedule) -> None:
+        """Hand a cue's schedule (with its 節 marks) to the sending process."""
+        info = self.machine.cues[self.machine.index[sched.cue]]
+        times, messages, marks = marked_schedule(sched)
+        self._marks.update({(sched.cue, i): mark for i, mark in marks.items()})
+        self.sender.load(sched.cue, times, messages,
+                         sched.length_s if info.loops and not self.machine.auto else None)
+
     # the loop ------------------------------------------------------------------------------
     def put(self, command: PlayerCommand,
-            reply: Callable[[dict[str, Any]], None] | None = None, origin: str = "") -> None:
+            reply: Callable[[dict[str, Any]], None] | None = None, origin: str = "",
+            at: float | None = None) -> None:
         """Queue a command (any thread); ``reply`` receives the state after it (OSC);
-        ``origin``: who asks (key, osc, midi)."""
-        self.requests.put(Request(command, reply, origin))
+        ``origin``: who asks (key, osc, midi, peer); ``at``: when it takes effect on the show
+        clock (a main's action on its backup), else the lead from when it is done."""
+        self.requests.put(Request(command, reply, origin, at))
 
     def step(self, timeout: float = 0.05) -> None:
         """Wait up to ``timeout`` for a command, do what is due, log what happened."""
@@ -258,6 +291,17 @@ class Player(OperatorCommands, PlayerViews):
             self._stop_clock()
         self.log.panic(action.stage, time.perf_counter())
 
+    def _take_over(self, command: TakeOver, now: float) -> list[CueAction]:
+        """A muted backup goes live (the sender unmutes at once, where it is)."""
+        if self.live:
+            self.refusal = "this machine is live already"
+            return []
+        self.live = True
+        self.sender.muted = False
+        self.sender.send(MuteOutput(False))
+        self.message = "LIVE: this backup has taken over"
+        return []
+
     def _stop_clock(self) -> None:
         self.sender.send(CancelCue(CLOCK_KEY))
         self.sender.send(SendNow(CLOCK_STOP))
@@ -276,6 +320,8 @@ class Player(OperatorCommands, PlayerViews):
             self.last_jie[event.key] = mark
             self._jie_sent[event.key] = (mark, event.t)
             self.log.jie(event.key, event.t, mark.k, mark.n, mark.cycle)
+            for listener in self._mark_listeners:
+                listener(event, mark)
 
     def _on_ended(self, event: CueEnded) -> None:
         self._ended.add(event.key)
@@ -294,6 +340,10 @@ class Player(OperatorCommands, PlayerViews):
         self.delivery.output_regained(event.t)
         self.log.moment("output-regained", event.t)
         self.message = "output regained"
+
+    def _on_unmuted(self, event: OutputUnmuted) -> None:
+        self.log.write({"event": "unmuted", "t": event.t, "chased": event.chased,
+                        "silent": event.silent})
 
     def _on_late(self, event: MessagesLate) -> None:
         if event.key != CLOCK_KEY:

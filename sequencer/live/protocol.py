@@ -96,7 +96,20 @@ class Quit:
     pass
 
 
-PlayerCommand = Go | GoCue | Stop | Hold | Resume | Skip | Back | Panic | Nudge | MarkRelease | Quit
+@dataclass(frozen=True)
+class Begin:
+    """The show begins (``--auto``: its first cue starts). A hot-standby backup begins when its
+    main's ``Begin`` comes over the peer link, at the main's instant."""
+
+
+@dataclass(frozen=True)
+class TakeOver:
+    """A hot-standby backup goes live: its output, muted until now, sounds from its current
+    position (``sequencer.live.standby``)."""
+
+
+PlayerCommand = (Go | GoCue | Stop | Hold | Resume | Skip | Back | Panic | Nudge | MarkRelease
+                 | Quit | Begin | TakeOver)
 
 
 @dataclass(frozen=True)
@@ -108,6 +121,7 @@ class Request:
     command: PlayerCommand
     reply: Callable[[dict[str, Any]], None] | None = None
     origin: str = ""
+    at: float | None = None  # when it takes effect (show clock); None: the player's lead ahead
 
 
 # ── sender commands (the cue state machine's actions are the ones marked *) ────────────────────
@@ -182,12 +196,22 @@ class SendNow:
 
 
 @dataclass(frozen=True)
+class MuteOutput:
+    """Muted: everything is scheduled and tracked, nothing is sent (a hot-standby backup).
+    Unmuted: from now on it is sent, after the channels' state (programs, controllers, bends)
+    that the muted messages set; notes sounding (silently) at that instant are not struck, and
+    their note-offs are not sent."""
+
+    muted: bool
+
+
+@dataclass(frozen=True)
 class QuitSender:
     """Every cue ends with note-offs, the port closes, the process ends."""
 
 
 CueAction = StartCue | EndCueAt | CancelCue | RetimeCue | HoldOutput | ResumeOutput | PanicOutput
-SenderCommand = CueAction | LoadCue | SendNow | QuitSender
+SenderCommand = CueAction | LoadCue | SendNow | MuteOutput | QuitSender
 
 
 # ── sender events ──────────────────────────────────────────────────────────────────────────────
@@ -296,13 +320,23 @@ class MessagesLate:
 
 
 @dataclass(frozen=True)
+class OutputUnmuted:
+    """The output went live at ``t``: ``chased`` channel messages sent first, ``silent`` notes
+    sounding unheard (not struck again)."""
+
+    t: float
+    chased: int
+    silent: int
+
+
+@dataclass(frozen=True)
 class SenderClosed:
     t: float
 
 
 SenderEvent = (Ready | SenderFailed | CueStarted | MarkPassed | CueEnded | OutputHeld
                | OutputResumed | OutputPanicked | OutputLost | OutputReconnected | MessagesLate
-               | SenderClosed)
+               | OutputUnmuted | SenderClosed)
 
 
 # ── the state machine's record ─────────────────────────────────────────────────────────────────

@@ -119,8 +119,10 @@ class ShowSender:
 
     def __init__(self, spec: str, *, client_name: str = DEFAULT_CLIENT_NAME,
                  port_name: str = DEFAULT_PORT_NAME, realtime: int = REALTIME_PRIORITY,
-                 options: dict[str, Any] | None = None, record: bool = False) -> None:
+                 options: dict[str, Any] | None = None, record: bool = False,
+                 muted: bool = False) -> None:
         parse_spec(spec)
+        self.muted = muted  # a hot-standby backup's: sends nothing until MuteOutput(False)
         self.spec = spec
         self.client_name, self.port_name = client_name, port_name
         self.realtime = realtime
@@ -149,7 +151,7 @@ class ShowSender:
         proc = self._ctx.Process(target=run_sending_process, name="yuezheng-show-sender",
                                  daemon=True,
                                  args=(child, self.spec, self.client_name, self.port_name,
-                                       self.realtime, self.options, self.record))
+                                       self.realtime, self.options, self.record, self.muted))
         proc.start()
         child.close()
         self._proc, self._ctrl = proc, parent
@@ -261,7 +263,7 @@ class ShowSender:
         """Silence the destination from a new client (not possible for a virtual output,
         which died with the process): both panic stages. True if it was done (once)."""
         spec = parse_spec(self.spec)
-        if spec.virtual:
+        if spec.virtual or self.muted:  # a muted backup's output never sounded
             return False
         if not self._rescued:
             try:

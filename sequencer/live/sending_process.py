@@ -11,9 +11,16 @@ control pipe's end, taken as a hang-up); whatever way it ends it silences what i
 (panic on an abnormal end: a signal, the parent gone, or an exception) and closes the port.
 
 A cue with ``loop_s`` starts over every ``loop_s`` seconds until ended. When a cue ends (run out,
-``EndCueAt``, ``CancelCue``), channels it bent are set back to the centre unless another running
-cue uses them, so the next cue starts from the state a MIDI file assumes. A message ``b""`` in a
+``EndCueAt``, ``CancelCue``, a panic), its sounding notes get their note-offs; unless a panic
+ended it, channels it bent are set back to the centre unless another running cue uses them, so
+the next cue starts from the state a MIDI file assumes, and every channel it used that no
+running cue uses gets CC 123 (all notes off: a safety net for a note-off lost on the way). The
+port's close does the same for every channel the show used (``OutputPort.close``); an abnormal
+end panics first (CC 123 and 120 on all 16 channels). A message ``b""`` in a
 schedule is a mark: not sent, reported as ``MarkPassed`` when reached.
+
+A muted process (a hot-standby backup, ``MuteOutput``) plays everything and sends nothing
+(``sequencer.live.muting``), not even a panic; unmuted, it sends from where it is.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from cues.errors import UserError
 from instruments.midi import all_off_messages, check_message, note_offs, pitch_bend
 from instruments.ports import OutputPort, open_output
 from sequencer.live.delivery import DeliveryWatch
+from sequencer.live.muting import Muting
 from sequencer.live.parent_watch import ENDING_SIGNALS, die_with_parent
 from sequencer.live.playing_cue import PlayingCue, lateness
 from sequencer.live.protocol import (
@@ -43,11 +51,13 @@ from sequencer.live.protocol import (
     HoldOutput,
     LoadCue,
     MarkPassed,
+    MuteOutput,
     OutputHeld,
     OutputLost,
     OutputPanicked,
     OutputReconnected,
     OutputResumed,
+    OutputUnmuted,
     PanicOutput,
     QuitSender,
     Ready,
@@ -86,8 +96,9 @@ class SendingProcess:
 
     def __init__(self, ctrl: Connection, spec: str, client_name: str, port_name: str,
                  realtime: int = 0, options: dict[str, Any] | None = None,
-                 record: bool = False) -> None:
+                 record: bool = False, muted: bool = False) -> None:
         self.ctrl = ctrl
+        self.muting = Muting(muted)
         self.spec, self.client_name, self.port_name = spec, client_name, port_name
         self.options = dict(options or {})  # for open_output (the pyo output's notes)
         self.realtime = realtime
@@ -107,7 +118,7 @@ class SendingProcess:
             LoadCue: self._load, StartCue: self._start, EndCueAt: self._end_at,
             CancelCue: self._cancel, RetimeCue: self._retime, HoldOutput: self._hold,
             ResumeOutput: self._resume, SendNow: self._send_now, PanicOutput: self._panic,
-            QuitSender: self._quit,
+            QuitSender: self._quit, MuteOutput: self._mute,
         }
 
     # plumbing ------------------------------------------------------------------------------
@@ -187,7 +198,7 @@ class SendingProcess:
             raise
         finally:
             try:
-                if abnormal:
+                if abnormal and not self.muting.muted:
                     port.panic()
                 port.close()
             finally:
@@ -249,8 +260,25 @@ class SendingProcess:
             self.outbox.append(OutputResumed(time.perf_counter(), self.shift))
 
     def _send_now(self, cmd: SendNow) -> None:
+        self._out(check_message(cmd.data))
+
+    def _out(self, data: bytes) -> None:
+        """Send at once, unless muted."""
         assert self.port is not None
-        self.port.send(check_message(cmd.data))
+        if self.muting.passes(data):
+            self.port.send(data)
+
+    def _mute(self, cmd: MuteOutput) -> None:
+        if cmd.muted:
+            self.muting.mute()
+            return
+        if not self.muting.muted:
+            return
+        sounding = {note for cue in self.active for note in cue.sounding.notes}
+        chased = self.muting.unmute(sounding)
+        for data in chased:
+            self._out(data)
+        self.outbox.append(OutputUnmuted(time.perf_counter(), len(chased), len(sounding)))
 
     def _panic(self, cmd: PanicOutput) -> None:
         assert self.port is not None
@@ -260,7 +288,7 @@ class SendingProcess:
         self.port.release_notes()
         if cmd.stage >= 2:
             for data in all_off_messages():
-                self.port.send(data)
+                self._out(data)
         self.outbox.append(OutputPanicked(cmd.stage, time.perf_counter()))
 
     def _quit(self, cmd: QuitSender) -> bool:
@@ -272,12 +300,17 @@ class SendingProcess:
         port = self.port
         assert port is not None
         for data in note_offs(cue.sounding.notes):
-            port.send(data)
+            self._out(data)
         self.active.remove(cue)
-        if center:
+        if center:  # a cue's end, not a panic (whose second stage silences every channel)
             busy = {ch for other in self.active for ch in other.sounding.bent}
             for ch in sorted(cue.sounding.bent - busy):
-                port.send(pitch_bend(ch))
+                self._out(pitch_bend(ch))
+            # the safety net: all notes off on each channel the cue used that no running cue
+            # uses (for a note-off lost on the way)
+            in_use = {ch for other in self.active for ch in other.sounding.used}
+            for data in all_off_messages(cue.sounding.used - in_use, sound_off=False):
+                self._out(data)
         cue.sounding.clear()
         stats, cue.late = lateness(cue.late), []
         sent, cue.sent = tuple(cue.sent), []
@@ -375,13 +408,14 @@ class SendingProcess:
         cue.i += 1
         if data:
             assert self.port is not None
-            self.port.send(data, deadline)
-            sent = time.perf_counter()
-            cue.late.append(sent - deadline)
-            self.delivery.sent(cue.key, deadline, sent - deadline,
-                               getattr(self.port, "late", None))
-            if self.record:
-                cue.sent.append((index, deadline, sent))
+            if self.muting.passes(data):  # muted: tracked as if sent, not counted as sent
+                self.port.send(data, deadline)
+                sent = time.perf_counter()
+                cue.late.append(sent - deadline)
+                self.delivery.sent(cue.key, deadline, sent - deadline,
+                                   getattr(self.port, "late", None))
+                if self.record:
+                    cue.sent.append((index, deadline, sent))
             cue.sounding.track(data)
         else:
             self.outbox.append(MarkPassed(cue.key, index, deadline, time.perf_counter()))
@@ -393,6 +427,7 @@ class SendingProcess:
 
 def run_sending_process(ctrl: Connection, spec: str, client_name: str, port_name: str,
                         realtime: int, options: dict[str, Any] | None = None,
-                        record: bool = False) -> None:
+                        record: bool = False, muted: bool = False) -> None:
     """The process's entry point."""
-    SendingProcess(ctrl, spec, client_name, port_name, realtime, options, record).main()
+    SendingProcess(ctrl, spec, client_name, port_name, realtime, options, record,
+                   muted).main()

@@ -19,6 +19,11 @@ What was delivered, not only what was planned (new kinds; the records above are 
   sent while the output was lost (``lost``); ``worst_ms``: the worst send lateness; ``times``:
   the deadlines of the late and missed ones. ``check LOG`` fails the block of 節 where they
   fell, and every block an output loss overlaps.
+- ``{"event": "link", "cue", "t", "k", "n", "cycle", "mode", "peers", "tempo",
+  "phase_error_ms", "relead"}`` (``live --link``/``--link-follow``): every 節 in the Link
+  session — how many other peers, the session's tempo, and how far the session's beat at the
+  節's event time (the deadline its messages went out against) was from the 節's beat
+  (``relead``: the leader published again).
 - ``{"event": "operator", "action", "origin", "t", "result"}``: every operator command (GO,
   stop, hold, resume, skip, back, panic, nudge, release, quit), who asked (``key``, ``osc``,
   ``midi``) and what came of it (or why it did nothing: "GO again to cut …").
@@ -38,6 +43,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from cues.errors import UserError
+from cues.limits import json_line
 from sequencer.judge import Decision, Tally
 from sequencer.live.protocol import CLOCK_KEY, CueEnded, CueLogEntry, MessagesLate
 
@@ -52,11 +58,13 @@ def resume_point(log_path: str | Path) -> tuple[str | None, str]:
                 if not line.strip():
                     continue
                 try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError:
+                    rec = json_line(line, f"{log_path}:{number}")
+                except UserError:
                     if number > 1:  # a crash may cut the last line short
                         continue
-                    raise UserError(f"{log_path}:{number}: not a JSON line") from None
+                    raise
+                if not isinstance(rec, dict):
+                    continue
                 if rec.get("event") == "show":
                     rite_id = rec.get("rite")
                 elif rec.get("event") == "start" and rec.get("cue") != CLOCK_KEY:
@@ -127,6 +135,13 @@ class ShowLog:
 
     def jie(self, cue: str, t: float, k: int, n: int, cycle: int) -> None:
         self.write({"event": "jie", "t": t, "k": k, "n": n, "cue": cue, "cycle": cycle})
+
+    def link(self, cue: str, t: float, k: int, n: int, cycle: int, *, peers: int, tempo: float,
+             phase_error_ms: float, relead: bool, mode: str) -> None:
+        """A 節 in the Link session: its peers, tempo and phase error (``live --link``)."""
+        self.write({"event": "link", "cue": cue, "t": t, "k": k, "n": n, "cycle": cycle,
+                    "mode": mode, "peers": peers, "tempo": round(tempo, 6),
+                    "phase_error_ms": round(phase_error_ms, 4), "relead": relead})
 
     def sent(self, ended: CueEnded) -> None:
         late = ended.lateness

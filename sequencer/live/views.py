@@ -29,6 +29,8 @@ class Snapshot:
     done: bool
     control: str
     tally: str = ""  # the running 「不鼓不釋」 tally of the current 射節
+    link: str = ""  # peers, tempo and phase error in the Link session ("": no Link)
+    peer_line: str = ""  # hot standby: which machine is live ("" without a peer)
 
 
 class PlayerViews:
@@ -41,6 +43,8 @@ class PlayerViews:
     tallies: dict[str, Tally]
     message: str
     control: str
+    link_line: str
+    peer: Any  # sequencer.live.operator.PeerHooks | None
 
     def state(self) -> dict[str, Any]:
         """The state an OSC reply carries."""
@@ -52,6 +56,8 @@ class PlayerViews:
             cid, tally = list(self.tallies.items())[-1]
             out["tally"] = {"cue": cid, **tally.to_json(), "announcement": tally.announcement()}
             out["tally"].pop("decisions")
+        if self.peer is not None:
+            out["standby"] = self.peer.status()
         return out
 
     def snapshot(self) -> Snapshot:
@@ -80,6 +86,8 @@ class PlayerViews:
             ) if standby else "",
             running=tuple(running), jie=jie, held=m.held, panic_stage=m.panic_stage,
             message=self.message, done=m.done, control=self.control, tally=self._tally_line(),
+            link=self.link_line,
+            peer_line=self.peer.status()["line"] if self.peer is not None else "",
         )
 
     def _tally_line(self) -> str:

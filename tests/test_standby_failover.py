@@ -1,0 +1,93 @@
+"""Hot standby over a real (namespaced) network and the real JACK server: the main is SIGKILLed
+in the middle of the 射節 and the backup, muted until then, takes over.
+
+Main and backup run in two network namespaces joined by a veth pair, their link through a
+seeded relay (10 % loss, 20 ms jitter); each sends to its own input port of this process on the
+one JACK server, so every message is stamped with its JACK frame time and its machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from standby_rig import ROOT, Failover, TwoMachines, read_log, run_failover
+from test_ports_jack import Receiver, _unsilenced, timing_flaky
+
+pytestmark = pytest.mark.jack
+
+TAKEOVER_S = 0.5  # the default --takeover
+JIE_S = "1"  # 4 drum strokes a 節: one 節's stroke is 0.25 s
+
+
+@pytest.fixture(scope="module")
+def failover(jack, tmp_path_factory: pytest.TempPathFactory):
+    """One run: the 射節 (30 節 of 1 s), the main killed just after 節 index 7's stroke."""
+    log_dir = tmp_path_factory.mktemp("standby")
+    rx_main, rx_backup = Receiver(), Receiver()
+    try:
+        with TwoMachines(os.getpid(), seed=16) as machines:
+            run = run_failover(machines, rx_main, rx_backup, log_dir, jie_s=JIE_S,
+                               kill_at_jie=7)
+        yield run, log_dir
+    finally:
+        rx_main.close()
+        rx_backup.close()
+
+
+def test_the_jack_server_is_reached_from_a_namespace(jack) -> None:
+    with TwoMachines(os.getpid() + 1) as machines:
+        proc = machines.start(machines.backup_ns, ["jack_lsp"])
+        out, _ = proc.communicate(timeout=10)
+    assert proc.returncode == 0 and "system:" in out
+
+
+@timing_flaky
+def test_backup_takes_over_in_time_without_doubling(failover) -> None:
+    run, log_dir = failover
+    run: Failover
+    assert run.main and run.backup
+    stroke_s = run.jie_s / 4
+    first_note = next(t for t, m in run.backup if m[0] & 0xF0 == 0x90 and m[2] > 0)
+    # the backup's first message (the channels' state) comes at the takeover; its first note
+    # at the next stroke due after it
+    assert run.takeover_s <= TAKEOVER_S + 0.05, "takeover came late"
+    assert first_note - run.kill_t <= TAKEOVER_S + stroke_s + 0.05, "takeover came late"
+    assert run.backup[0][0] > run.kill_t
+    found, stray = run.note_matches()
+    assert not stray, f"notes that are not the schedule's: {stray[:5]}"
+    doubled = sorted({i for i in found if found.count(i) > 1})
+    assert not doubled, f"doubled notes (schedule indices): {doubled}"
+    # every note due from the backup's first note on was played
+    offset = run.offset()
+    due = [i for i, (s, m) in enumerate(run.schedule) if m[0] & 0xF0 == 0x90 and m[2] > 0
+           and s + offset >= first_note - 0.001]
+    assert set(due) <= set(found)
+    records = read_log(log_dir / "backup.jsonl")
+    states = [r["state"] for r in records if r.get("event") == "standby"]
+    assert states[:2] == ["armed", "takeover"], states
+    assert [r["event"] for r in records if r["event"] in ("start", "end")] == ["start", "end"]
+
+
+def test_nothing_is_left_sounding(failover) -> None:
+    run, _ = failover
+    merged = [m for _, m in sorted(run.main + run.backup)]
+    assert _unsilenced(merged) == set()
+
+
+@timing_flaky
+def test_the_jie_grid_holds_across_the_switch(failover, tmp_path) -> None:
+    run, _ = failover
+    onsets = run.jie_onsets()
+    assert len(onsets) == len(run.jie_marks) == 30  # every 節, before and after the switch
+    assert any(t < run.kill_t for t, _, _ in onsets) and any(t > run.kill_t for t, _, _ in onsets)
+    path = tmp_path / "recording.mid"
+    run.midi_file(path)
+    check = subprocess.run([sys.executable, str(ROOT / "cli.py"), "check", str(path), "--json"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=60)
+    report = json.loads(check.stdout)
+    assert check.returncode == 0, "the timing does not hold: " + check.stdout + check.stderr
+    assert report["ok"] and len(report["blocks"]) == 6
