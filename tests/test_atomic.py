@@ -97,7 +97,7 @@ def test_a_full_disk_during_render_leaves_the_old_file(tmp_path: Path, monkeypat
 
     target = _old_file(tmp_path / "she.wav")
     written = []
-    real_write = wavfile.Wav24Writer.write
+    real_write, real_write_packed = wavfile.Wav24Writer.write, wavfile.Wav24Writer.write_packed
 
     def write_then_fail(self, frames) -> None:
         if written:
@@ -105,7 +105,14 @@ def test_a_full_disk_during_render_leaves_the_old_file(tmp_path: Path, monkeypat
         written.append(frames.shape[0])
         real_write(self, frames)
 
+    def write_packed_then_fail(self, data, frames: int) -> None:  # a long render's blocks
+        if written:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        written.append(frames)
+        real_write_packed(self, data, frames)
+
     monkeypatch.setattr(wavfile.Wav24Writer, "write", write_then_fail)
+    monkeypatch.setattr(wavfile.Wav24Writer, "write_packed", write_packed_then_fail)
     code = cli.main(["render", "xiang-she", "--from", "she-jie", "--until", "she-jie", "-o",
                      str(target)])
     err = capsys.readouterr().err
