@@ -219,15 +219,22 @@ def _load(args: argparse.Namespace):
 
 def _load_timeline(args: argparse.Namespace):
     """The rite named on the command line and its compiled timeline."""
+    rite, _, timeline = _load_part(args)
+    return rite, timeline
+
+
+def _load_part(args: argparse.Namespace):
+    """(rite, its whole timeline, the part --only/--except select: the whole without them)."""
     from sequencer.compiler import compile_rite
     from sequencer.groups import select_notes
 
     rite, settings = _load(args)
     selection = _selection(args, rite)
-    timeline = select_notes(compile_rite(rite, settings), selection)
+    whole = compile_rite(rite, settings)
+    timeline = select_notes(whole, selection)
     if selection is not None and not timeline.notes:
         _warn([f"{selection.describe()}: no note of {rite.id} is left"])
-    return rite, timeline
+    return rite, whole, timeline
 
 
 @contextmanager
@@ -746,7 +753,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     from sequencer.render import render_fluidsynth, render_timeline
     from sequencer.views import rite_length_s
 
-    rite, timeline = _load_timeline(args)
+    rite, whole, timeline = _load_part(args)
     if args.engine == "fluidsynth":
         if args.stems:
             raise UserError("--stems needs the built-in engine (FluidSynth renders one mix)")
@@ -760,7 +767,8 @@ def cmd_render(args: argparse.Namespace) -> int:
     with _writing(args.output):
         report = render_timeline(timeline, args.output, stems_dir=args.stems,
                                  bell_interval=args.bell_interval, bell_detune=args.bell_detune,
-                                 room=args.room, loudness=args.loudness, progress=progress)
+                                 room=args.room, loudness=args.loudness, progress=progress,
+                                 whole=None if whole is timeline else whole)
     if sys.stderr.isatty():
         _err("")
     stems = f", {len(report.stems)} stems in {args.stems}" if report.stems else ""

@@ -170,6 +170,7 @@ def write_audio(
     path: str | Path, notes: Iterable[RenderNote], *, sample_rate: int = DEFAULT_SAMPLE_RATE,
     stems_dir: str | Path | None = None, how: Mastering = CATALOG_LEVEL,
     block_s: float = DEFAULT_BLOCK_S, progress: Progress | None = None,
+    reference: Iterable[RenderNote] | None = None,
 ) -> AudioReport:
     """Render ``notes`` to a 24-bit stereo WAV or FLAC (by extension) and report on it.
 
@@ -178,6 +179,9 @@ def write_audio(
 
     With ``stems_dir`` also write one file per stem (same format; names from ``stem_path``);
     the stems sum to the mix within ``STEM_SUM_TOLERANCE_LSB`` × (stems + 1) LSB of 24 bits.
+
+    With ``reference`` (the notes of the whole, when ``notes`` are a part of it) the courtyard's
+    time zero and the loudness gain are those of the reference's render.
     """
     out_path = Path(path)
     fmt = _format_for(out_path)
@@ -196,7 +200,8 @@ def write_audio(
         handles = {s: _open_audio(files, staged.temp_for(p), fmt, sample_rate)
                    for s, p in stem_paths.items()}
         blocks = mastered_blocks(note_list, sample_rate, block_s, how, progress, stats,
-                                 with_stems=bool(handles), pack=fmt == "WAV")
+                                 with_stems=bool(handles), pack=fmt == "WAV",
+                                 reference=reference)
         frames, peak = _write_blocks(blocks, mix_file, handles)
     compute = time.perf_counter() - t0
     duration = frames / sample_rate

@@ -238,26 +238,29 @@ def _check_render_settings(sample_rate: int, block_s: float) -> None:
 def mastered_blocks(
     notes: Iterable[RenderNote], sample_rate: int, block_s: float, how: Mastering,
     progress: Progress | None, stats: dict[str, float] | None, with_stems: bool = False,
-    pack: bool = False,
+    pack: bool = False, reference: Iterable[RenderNote] | None = None,
 ) -> Iterator[MasteredBlock]:
     """Per block: (mix, {stem: frames}) after loudness gain and limiter; the stem dict is empty
     unless ``with_stems``.  ``stats``, when given, receives the frame and note counts, the
     planned loudness and the limiter's work.  With ``pack`` (a WAV file is written) a long
     render without stems may give its mix as ``mix_processes.Packed`` 24-bit bytes (mixed and
-    mastered on processes: the same bytes)."""
+    mastered on processes: the same bytes).  With ``reference`` (the whole of which ``notes``
+    are a part) the courtyard's time zero and the loudness gain are the reference's."""
     _check_render_settings(sample_rate, block_s)
     note_list = list(notes)
     room = Room(how.room, sample_rate, how.listener)
     placed = _plan(note_list, sample_rate, room)
-    room.start_at_nearest({p.place for p in placed},
-                          {p.place for p in placed if p.key.instrument in MARKS_THE_JIE})
+    whole = placed if reference is None else _plan(reference, sample_rate, room)
+    room.start_at_nearest({p.place for p in whole},
+                          {p.place for p in whole if p.key.instrument in MARKS_THE_JIE})
     total = max((p.end for p in placed), default=0)
     total += room.extra if placed else 0
     block = max(1, round(block_s * sample_rate / LIMITER_CHUNK)) * LIMITER_CHUNK
     gain = 1.0
     if how.loudness is not None and placed:
-        voice_processes.prepare(p.key for p in placed)  # on processes where it is worth it
-        measured = estimated_loudness(placed, total, room)
+        voice_processes.prepare(p.key for p in whole)  # on processes where it is worth it
+        whole_total = max(p.end for p in whole) + room.extra if whole else total
+        measured = estimated_loudness(whole, whole_total, room)
         if math.isfinite(measured):
             gain = 10.0 ** ((how.loudness - measured) / 20.0)
     if stats is not None:

@@ -2,8 +2,9 @@
 that cue, with times in seconds from the cue's start.
 
 The channel messages come from ``sequencer.smf.track_events`` — the same function that writes
-the file's tracks — so a live cue sends exactly the file's messages (program changes, RPN bend
-range, pitch bends before notes, note on/off; meta events are left out) in the file's order:
+the file's tracks (``sequencer.smf.instrument_tracks``) — so a live cue sends exactly the file's
+messages (program changes, RPN bend range, the layout's pan and volume, pitch bends before
+notes, note on/off; meta events are left out) in the file's order:
 merged across tracks by tick, ties in track order, as ``mido.merge_tracks`` reads the file.
 Times are exact: a tick is 1/960 s and each time is ``tick / 960`` of an integer tick.
 
@@ -51,12 +52,11 @@ def _seconds(tick: int) -> float:
 
 
 def cue_schedule(timeline: Timeline, span: CueSpan, notes: list[Note]) -> CueSchedule:
-    from sequencer.smf import instrument_order, track_events
+    from sequencer.smf import instrument_tracks
 
     merged: list[tuple[int, int, int, bytes]] = []
-    for track, name in enumerate(instrument_order(notes)):
-        mine = [n for n in notes if n.instrument == name]
-        for tick, order, data in track_events(name, mine, origin=span.start):
+    for track, (_, events) in enumerate(instrument_tracks(notes, origin=span.start)):
+        for tick, order, data in events:
             if data[0] != 0xFF:
                 merged.append((tick, track, order, data))
     merged.sort(key=lambda e: (e[0], e[1], e[2]))

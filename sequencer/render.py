@@ -94,15 +94,19 @@ def render_timeline(
     timeline: Timeline, path: str | Path, *, stems_dir: str | Path | None = None,
     bell_interval: str = "minor", bell_detune: str = DEFAULT_BELL_DETUNE,
     room: str = DEFAULT_ROOM, loudness: float | None = DEFAULT_LOUDNESS_LUFS,
-    progress: Progress | None = None,
+    progress: Progress | None = None, whole: Timeline | None = None,
 ) -> AudioReport:
     """Render on the built-in voices: 48 kHz stereo, 24-bit WAV or FLAC, bounded memory, in
-    ``room``, normalised to ``loudness`` LUFS (None: the catalog level)."""
+    ``room``, normalised to ``loudness`` LUFS (None: the catalog level).  ``timeline`` may be
+    a part of ``whole`` (``--only``/``--except``): it is then heard as in the whole render —
+    the same time zero in the courtyard, the loudness gain of the whole — so that the parts'
+    renders add up to the whole's (below the limiter)."""
     notes = render_notes(timeline, bell_interval, bell_detune)
     if not notes:
         raise UserError("nothing to render: the selected cues play no notes")
+    reference = None if whole is None else render_notes(whole, bell_interval, bell_detune)
     return write_audio(path, notes, stems_dir=stems_dir, progress=progress,
-                       how=Mastering(room=room, loudness=loudness))
+                       how=Mastering(room=room, loudness=loudness), reference=reference)
 
 
 @dataclass(frozen=True)

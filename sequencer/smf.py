@@ -158,6 +158,28 @@ def iter_note_pairs(notes: Sequence[Note]) -> list[tuple[int, Note, bool]]:
     return [(k[0], notes[k[4]], k[1] == 1) for k in keys]
 
 
+def instrument_tracks(notes: Sequence[Note], origin: int = 0,
+                      ) -> list[tuple[str, list[tuple[int, int, bytes]]]]:
+    """(instrument, its track's events) in track order: ``track_events`` (ticks relative to
+    ``origin``) and, at tick 0, the layout's pan and volume (``layout_controls``; the drums'
+    shared channel once, from the first drum track).  The file's tracks and a live cue's
+    schedule (``sequencer.cueschedule``) both come from here."""
+    by_instrument: dict[str, list[Note]] = defaultdict(list)
+    for note in notes:
+        by_instrument[note.instrument].append(note)
+    out = []
+    drums_placed = False
+    for name in instrument_order(notes):
+        events = track_events(name, by_instrument[name], origin)
+        drums = get_instrument(name).channel == GM_PERCUSSION_CHANNEL
+        if not drums or not drums_placed:
+            events += [(0, 50 + i, data)
+                       for i, data in enumerate(layout_controls(name, by_instrument[name][0]))]
+            drums_placed = drums_placed or drums
+        out.append((name, events))
+    return out
+
+
 def build_midi_bytes(timeline: Timeline, title: str = "") -> bytes:
     """The SMF of ``timeline`` (its name ``title``, by default the rite's id)."""
     tempo = struct.pack(">I", US_PER_BEAT)[1:]
@@ -170,17 +192,7 @@ def build_midi_bytes(timeline: Timeline, title: str = "") -> bytes:
         conductor.append((marker.tick, 10 + i, _text(MARKER, marker.text)))
     tracks = [_track(conductor)]
 
-    by_instrument: dict[str, list[Note]] = defaultdict(list)
-    for note in timeline.notes:
-        by_instrument[note.instrument].append(note)
-    drums_placed = False
-    for name in instrument_order(timeline.notes):
-        events = track_events(name, by_instrument[name])
-        if get_instrument(name).channel != GM_PERCUSSION_CHANNEL or not drums_placed:
-            events += [(0, 50 + i, data)
-                       for i, data in enumerate(layout_controls(name, by_instrument[name][0]))]
-            drums_placed = drums_placed or get_instrument(name).channel == GM_PERCUSSION_CHANNEL
-        tracks.append(_track(events))
+    tracks += [_track(events) for _, events in instrument_tracks(timeline.notes)]
     header = b"MThd" + struct.pack(">IHHH", 6, 1, len(tracks), TICKS_PER_BEAT)
     return header + b"".join(tracks)
 
