@@ -1,0 +1,148 @@
+"""The struck voices' samples in closed form (numpy): sums of damped sinusoids, the drum's pitch
+glide, and filtered noise bursts — the computation of an ``instruments.struck_models.StruckNote``.
+
+A sum of damped sinusoids Σ_p Im(A_p·e^(λ_p·(t − s_p))) (λ_p = (−1/τ_p + 2πi·f_p)/sr, each
+starting at its sample s_p) is computed by blocks: with t = c·L + j, e^(λ·t) = e^(λ·cL)·e^(λ·j),
+so the whole note is one matrix product W @ E of W[c, p] = A_p·e^(λ_p·(cL − s_p)) (blocks ×
+modes) and E[p, j] = e^(λ_p·j) (modes × L) — no exp or sin per sample of the note.  A noise
+burst is filtered by the exact frequency response of pyo's second-order Butterworth biquads
+(the bilinear transform), applied by FFT with room for the filter's ring to die out (< −180 dB),
+so it is the causal IIR's output.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from instruments.struck_models import NOISE_CUT_TIME_CONSTANTS, ModeGroup, NoiseBurst, StruckNote
+
+BLOCK = 1024  # L: samples per block of the matrix product
+GLIDE_TIME_CONSTANTS = 12.0  # a drum's glide is computed sample by sample for 12 of its τ
+_GONE = -40.0  # a component whose envelope fell below e^−40 (−347 dB) is left out
+
+
+def damped_sum(n: int, sr: int, starts: np.ndarray, amps: np.ndarray, freqs: np.ndarray,
+               taus: np.ndarray) -> np.ndarray:
+    """Σ_p Im(amps[p]·e^((−1/taus[p] + 2πi·freqs[p])·(t − starts[p])/sr)) for t ≥ starts[p]
+    (0 before), for t = 0 … n − 1, float64."""
+    keep = (starts < n) & (np.abs(amps) > 0)
+    if not keep.any():
+        return np.zeros(n)
+    starts, amps = starts[keep].astype(np.int64), amps[keep].astype(np.complex128)
+    lam = (-1.0 / taus[keep] + 2j * math.pi * freqs[keep]) / sr
+    length = min(BLOCK, n)
+    blocks = -(-n // length)
+    e = np.exp(np.outer(lam, np.arange(length)))  # P × L
+    offset = np.arange(blocks)[:, None] * length - starts[None, :]  # C × P, samples from start
+    expo = offset * lam[None, :]
+    live = (offset > -length) & (expo.real > _GONE)
+    w = np.zeros(expo.shape, dtype=np.complex128)
+    w[live] = np.exp(expo[live]) * np.broadcast_to(amps, expo.shape)[live]
+    out = (w.real @ e.imag + w.imag @ e.real).reshape(-1)[:n]
+    # the block where a component starts holds it from its start only
+    for p in np.flatnonzero(starts % length):
+        c0, s = divmod(int(starts[p]), length)
+        out[c0 * length: c0 * length + s] -= (w[c0, p] * e[p, :s]).imag
+    return out
+
+
+def _strike_components(group: ModeGroup, sr: int) -> tuple[np.ndarray, ...]:
+    """(starts, amps, freqs, taus) of every (strike, mode) pair of a group without a glide."""
+    rows = [(round(t * sr), g * m.amp, m.hz, m.tau_s)
+            for t, g in group.strikes for m in group.modes]
+    starts, amps, freqs, taus = (np.array(col, dtype=np.float64) for col in zip(*rows,
+                                                                                strict=True))
+    return starts.astype(np.int64), amps.astype(np.complex128), freqs, taus
+
+
+def _glide(group: ModeGroup, n: int, sr: int) -> np.ndarray:
+    """A group whose modes glide, hz·(1 + g·e^(−t/τg)), struck once at t = 0: the phase
+    2π·hz·(t + g·τg·(1 − e^(−t/τg))) (the integral of the frequency) sample by sample while the
+    glide lasts (12 τg), then each mode as a damped sinusoid from where it is."""
+    (t0, strength), = group.strikes
+    depth, tau_g = group.glide  # type: ignore[misc]
+    assert t0 == 0.0, "a gliding group is struck once, at its start"
+    hz = np.array([m.hz for m in group.modes])
+    amps = strength * np.array([m.amp for m in group.modes])
+    taus = np.array([m.tau_s for m in group.modes])
+    cut = min(n, int(round(GLIDE_TIME_CONSTANTS * tau_g * sr)))
+    t = np.arange(cut) / sr
+    warp = t + depth * tau_g * (1.0 - np.exp(-t / tau_g))  # ∫(1 + g·e^(−t/τg)) dt
+    out = np.zeros(n)
+    for f, a, tau in zip(hz, amps, taus, strict=True):
+        cycles = f * warp
+        cycles -= np.floor(cycles)
+        out[:cut] += a * np.exp(-t / tau) * np.sin(2.0 * math.pi * cycles)
+    if cut < n:
+        end = cut / sr
+        phase = 2.0 * math.pi * hz * (end + depth * tau_g * (1.0 - math.exp(-end / tau_g)))
+        rest = amps * np.exp(-end / taus) * np.exp(1j * phase)
+        out[cut:] = damped_sum(n - cut, sr, np.zeros(hz.size, dtype=np.int64), rest, hz, taus)
+    return out
+
+
+def biquad(burst: NoiseBurst, sr: int) -> tuple[tuple[float, float, float], tuple[float, float]]:
+    """((b0, b1, b2), (a1, a2)) of pyo's ButLP / ButBP for the burst's filter:
+    y = b0·x + b1·x₁ + b2·x₂ − a1·y₁ − a2·y₂."""
+    if burst.bandpass is not None:
+        fc, q = burst.bandpass
+        c = 1.0 / math.tan(math.pi * (fc / q) / sr)
+        a0 = 1.0 / (1.0 + c)
+        return (a0, 0.0, -a0), (-c * 2.0 * math.cos(2.0 * math.pi * fc / sr) * a0, (c - 1.0) * a0)
+    assert burst.lowpass_hz is not None
+    c = 1.0 / math.tan(math.pi * burst.lowpass_hz / sr)
+    a0 = 1.0 / (1.0 + math.sqrt(2.0) * c + c * c)
+    return (a0, 2.0 * a0, a0), (2.0 * (1.0 - c * c) * a0, (1.0 - math.sqrt(2.0) * c + c * c) * a0)
+
+
+def noise_burst(burst: NoiseBurst, n: int, sr: int, seed: int) -> np.ndarray:
+    """The burst's ``n`` samples (float64): seeded uniform noise under its envelope, through
+    its biquad, scaled to the energy the model expects of it (σ²·Σenv²·Σh²): the realisation
+    of the noise changes the strike's grain, never its level (a stroke's level is
+    ``STROKE_LEVEL_DB``'s)."""
+    m = min(n, int(math.ceil((burst.attack_s + NOISE_CUT_TIME_CONSTANTS * burst.tau_s) * sr)))
+    t = np.arange(m) / sr
+    x = np.random.default_rng(seed).uniform(-1.0, 1.0, m)
+    env = burst.amp * np.minimum(t / burst.attack_s, 1.0) * np.exp(-t / burst.tau_s)
+    x *= env
+    (b0, b1, b2), (a1, a2) = biquad(burst, sr)
+    radius = math.sqrt(a2) if 0.0 < a2 < 1.0 else 0.5  # the poles' radius: the ring's decay
+    ring = int(math.ceil(math.log(1e-9) / math.log(radius))) + 2
+    size = 1 << (m + ring - 1).bit_length()
+    z = np.exp(-2j * math.pi * np.arange(size // 2 + 1) / size)  # z⁻¹ on the FFT's grid
+    response = (b0 + z * (b1 + z * b2)) / (1.0 + z * (a1 + z * a2))
+    y = np.fft.irfft(np.fft.rfft(x, size) * response, size)
+    power = np.abs(response) ** 2
+    gain = (2.0 * power.sum() - power[0] - power[-1]) / size  # Σ h²
+    expected = float(np.dot(env, env)) / 3.0 * gain
+    got = float(np.dot(y, y))
+    if got > 0.0:
+        y *= math.sqrt(expected / got)
+    out = np.zeros(n)
+    k = min(n, m + ring)
+    out[:k] = y[:k]
+    return out
+
+
+def modes_only(note: StruckNote, n: int, sr: int) -> np.ndarray:
+    """The ``n`` samples of the note's resonating modes (float64), without the strike noise."""
+    out = np.zeros(n)
+    for group in note.groups:
+        if not group.modes:
+            continue
+        if group.glide is not None:
+            out += _glide(group, n, sr)
+        else:
+            out += damped_sum(n, sr, *_strike_components(group, sr))
+    return out
+
+
+def render(note: StruckNote, n: int, sr: int, seed: int) -> np.ndarray:
+    """The ``n`` samples of a struck note (float64): its modes and its strike noise (``seed``
+    seeds the noise)."""
+    out = modes_only(note, n, sr)
+    if note.noise is not None:
+        out += noise_burst(note.noise, n, sr, seed)
+    return out
