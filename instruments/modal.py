@@ -98,15 +98,18 @@ def biquad(burst: NoiseBurst, sr: int) -> tuple[tuple[float, float, float], tupl
 
 
 def noise_burst(burst: NoiseBurst, n: int, sr: int, seed: int) -> np.ndarray:
-    """The burst's ``n`` samples (float64): seeded uniform noise under its envelope, through
-    its biquad, scaled to the energy the model expects of it (σ²·Σenv²·Σh²): the realisation
-    of the noise changes the strike's grain, never its level (a stroke's level is
-    ``STROKE_LEVEL_DB``'s)."""
+    """The burst's ``n`` samples (float64): seeded uniform noise in ±1 under its envelope,
+    through its biquad."""
     m = min(n, int(math.ceil((burst.attack_s + NOISE_CUT_TIME_CONSTANTS * burst.tau_s) * sr)))
+    return shaped_burst(burst, np.random.default_rng(seed).uniform(-1.0, 1.0, m), n, sr)
+
+
+def shaped_burst(burst: NoiseBurst, noise: np.ndarray, n: int, sr: int) -> np.ndarray:
+    """``n`` samples (float64): ``noise`` (as long as the burst lasts) under the burst's
+    envelope, through its biquad."""
+    m = noise.size
     t = np.arange(m) / sr
-    x = np.random.default_rng(seed).uniform(-1.0, 1.0, m)
-    env = burst.amp * np.minimum(t / burst.attack_s, 1.0) * np.exp(-t / burst.tau_s)
-    x *= env
+    x = noise * (burst.amp * np.minimum(t / burst.attack_s, 1.0) * np.exp(-t / burst.tau_s))
     (b0, b1, b2), (a1, a2) = biquad(burst, sr)
     radius = math.sqrt(a2) if 0.0 < a2 < 1.0 else 0.5  # the poles' radius: the ring's decay
     ring = int(math.ceil(math.log(1e-9) / math.log(radius))) + 2
@@ -114,12 +117,6 @@ def noise_burst(burst: NoiseBurst, n: int, sr: int, seed: int) -> np.ndarray:
     z = np.exp(-2j * math.pi * np.arange(size // 2 + 1) / size)  # z⁻¹ on the FFT's grid
     response = (b0 + z * (b1 + z * b2)) / (1.0 + z * (a1 + z * a2))
     y = np.fft.irfft(np.fft.rfft(x, size) * response, size)
-    power = np.abs(response) ** 2
-    gain = (2.0 * power.sum() - power[0] - power[-1]) / size  # Σ h²
-    expected = float(np.dot(env, env)) / 3.0 * gain
-    got = float(np.dot(y, y))
-    if got > 0.0:
-        y *= math.sqrt(expected / got)
     out = np.zeros(n)
     k = min(n, m + ring)
     out[:k] = y[:k]

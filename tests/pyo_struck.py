@@ -41,7 +41,8 @@ def _noise(P: Any, burst: NoiseBurst, keep: list[Any]) -> Any:
     return P.ButLP(noise, freq=burst.lowpass_hz)
 
 
-def _graph(P: Any, note: StruckNote, keep: list[Any], modes: bool, noise: bool) -> list[Any]:
+def _graph(P: Any, note: StruckNote, keep: list[Any], modes: bool, noise: bool,
+           raw_noise: bool) -> list[Any]:
     parts = []
     for group in note.groups if modes else ():
         trigs = []
@@ -64,13 +65,16 @@ def _graph(P: Any, note: StruckNote, keep: list[Any], modes: bool, noise: bool) 
         keep += [strike, glide]
     if noise and note.noise is not None:
         parts.append(_noise(P, note.noise, keep))
+    if raw_noise:  # the noise generator alone, as the burst's Noise draws it
+        parts.append(P.Noise())
     return parts
 
 
 def render_pyo(note: StruckNote, n: int, sr: int, *, modes: bool = True, noise: bool = True,
-               seed: int = 1, buffersize: int = 256) -> np.ndarray:
+               seed: int = 1, buffersize: int = 256, raw_noise: bool = False) -> np.ndarray:
     """``n`` samples of ``note`` rendered by pyo (float64).  pyo starts a delayed object at a
-    block boundary: a buffersize dividing every strike's sample makes the strikes exact."""
+    block boundary: a buffersize dividing every strike's sample makes the strikes exact.
+    ``raw_noise`` (with modes and noise off): the seed's noise sequence itself."""
     os.environ.setdefault("PYO_GUI_WX", "0")
     import pyo
 
@@ -85,7 +89,7 @@ def render_pyo(note: StruckNote, n: int, sr: int, *, modes: bool = True, noise: 
                                  fileformat=0, sampletype=3)
             table = pyo.NewTable(length=length_s + 1024 / sr, chnls=1)
             keep: list[Any] = []
-            mix = pyo.Mix(_graph(pyo, note, keep, modes, noise) or [pyo.Sig(0)], voices=1)
+            mix = pyo.Mix(_graph(pyo, note, keep, modes, noise, raw_noise) or [pyo.Sig(0)], voices=1)
             rec = pyo.TableRec(mix, table=table).play()
             keep += [mix, rec]
             server.start()
