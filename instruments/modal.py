@@ -13,6 +13,7 @@ so it is the causal IIR's output.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -20,31 +21,47 @@ from instruments.struck_models import NOISE_CUT_TIME_CONSTANTS, ModeGroup, Noise
 
 BLOCK = 1024  # L: samples per block of the matrix product
 GLIDE_TIME_CONSTANTS = 12.0  # a drum's glide is computed sample by sample for 12 of its τ
+_SINGLE_THREAD_MNK = 1 << 18  # OpenBLAS runs a GEMM up to this size on one thread
 _GONE = -40.0  # a component whose envelope fell below e^−40 (−347 dB) is left out
 
 
 def damped_sum(n: int, sr: int, starts: np.ndarray, amps: np.ndarray, freqs: np.ndarray,
                taus: np.ndarray) -> np.ndarray:
     """Σ_p Im(amps[p]·e^((−1/taus[p] + 2πi·freqs[p])·(t − starts[p])/sr)) for t ≥ starts[p]
-    (0 before), for t = 0 … n − 1, float64."""
+    (0 before), for t = 0 … n − 1, float64.  Components of one mode (the same frequency and τ:
+    one resonator struck several times) share a column of the product."""
     keep = (starts < n) & (np.abs(amps) > 0)
     if not keep.any():
         return np.zeros(n)
     starts, amps = starts[keep].astype(np.int64), amps[keep].astype(np.complex128)
-    lam = (-1.0 / taus[keep] + 2j * math.pi * freqs[keep]) / sr
+    lam_all = (-1.0 / taus[keep] + 2j * math.pi * freqs[keep]) / sr
+    lam, mode = np.unique(lam_all, return_inverse=True)
     length = min(BLOCK, n)
     blocks = -(-n // length)
-    e = np.exp(np.outer(lam, np.arange(length)))  # P × L
+    e = np.exp(np.outer(lam, np.arange(length)))  # modes × L
     offset = np.arange(blocks)[:, None] * length - starts[None, :]  # C × P, samples from start
-    expo = offset * lam[None, :]
+    expo = offset * lam_all[None, :]
     live = (offset > -length) & (expo.real > _GONE)
-    w = np.zeros(expo.shape, dtype=np.complex128)
-    w[live] = np.exp(expo[live]) * np.broadcast_to(amps, expo.shape)[live]
-    out = (w.real @ e.imag + w.imag @ e.real).reshape(-1)[:n]
+    parts = np.zeros(expo.shape, dtype=np.complex128)
+    parts[live] = np.exp(expo[live]) * np.broadcast_to(amps, expo.shape)[live]
+    w = np.zeros((blocks, lam.size), dtype=np.complex128)
+    np.add.at(w.T, mode, parts.T)
+    out = _product(np.hstack([w.real, w.imag]), np.vstack([e.imag, e.real])).reshape(-1)[:n]
     # the block where a component starts holds it from its start only
     for p in np.flatnonzero(starts % length):
         c0, s = divmod(int(starts[p]), length)
-        out[c0 * length: c0 * length + s] -= (w[c0, p] * e[p, :s]).imag
+        out[c0 * length: c0 * length + s] -= (parts[c0, p] * e[mode[p], :s]).imag
+    return out
+
+
+def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a @ b a few rows at a time: each product small enough (M·N·K ≤ 2^18) that OpenBLAS
+    keeps it on the calling thread — on a busy machine its thread pool made one note's product
+    10–100× slower, and the notes are already rendered two at a time."""
+    rows = max(1, _SINGLE_THREAD_MNK // (b.shape[0] * b.shape[1]))
+    out = np.empty((a.shape[0], b.shape[1]))
+    for i in range(0, a.shape[0], rows):
+        np.matmul(a[i:i + rows], b, out=out[i:i + rows])
     return out
 
 
@@ -69,18 +86,33 @@ def _glide(group: ModeGroup, n: int, sr: int) -> np.ndarray:
     taus = np.array([m.tau_s for m in group.modes])
     cut = min(n, int(round(GLIDE_TIME_CONSTANTS * tau_g * sr)))
     t = np.arange(cut) / sr
-    warp = t + depth * tau_g * (1.0 - np.exp(-t / tau_g))  # ∫(1 + g·e^(−t/τg)) dt
+    # ∫(1 + g·e^(−t/τg)) dt
+    warp = t + depth * tau_g * (1.0 - _decays(np.array([tau_g]), cut, sr)[0])
+    cycles = np.outer(hz, warp)  # modes × samples
+    cycles -= np.floor(cycles)  # the phase's whole turns dropped in float64: float32 for sin
+    ring = cycles.astype(np.float32)
+    ring *= np.float32(2.0 * math.pi)
+    np.sin(ring, out=ring)
+    ring *= _decays(taus, cut, sr)
     out = np.zeros(n)
-    for f, a, tau in zip(hz, amps, taus, strict=True):
-        cycles = f * warp
-        cycles -= np.floor(cycles)
-        out[:cut] += a * np.exp(-t / tau) * np.sin(2.0 * math.pi * cycles)
+    out[:cut] = amps.astype(np.float32) @ ring
     if cut < n:
         end = cut / sr
         phase = 2.0 * math.pi * hz * (end + depth * tau_g * (1.0 - math.exp(-end / tau_g)))
         rest = amps * np.exp(-end / taus) * np.exp(1j * phase)
         out[cut:] = damped_sum(n - cut, sr, np.zeros(hz.size, dtype=np.int64), rest, hz, taus)
     return out
+
+
+def _decays(taus: np.ndarray, n: int, sr: int) -> np.ndarray:
+    """e^(−t/τ) for each of ``taus`` over ``n`` samples (modes × n, float32), by blocks: the
+    outer product of e^(−cL/τ) and e^(−j/τ), no exp per sample."""
+    length = min(BLOCK, n)
+    blocks = -(-n // length)
+    rate = (-1.0 / (taus * sr))[:, None]
+    coarse = np.exp(rate * (np.arange(blocks) * length)).astype(np.float32)
+    fine = np.exp(rate * np.arange(length)).astype(np.float32)
+    return (coarse[:, :, None] * fine[:, None, :]).reshape(taus.size, -1)[:, :n]
 
 
 def biquad(burst: NoiseBurst, sr: int) -> tuple[tuple[float, float, float], tuple[float, float]]:
@@ -110,17 +142,33 @@ def shaped_burst(burst: NoiseBurst, noise: np.ndarray, n: int, sr: int) -> np.nd
     m = noise.size
     t = np.arange(m) / sr
     x = noise * (burst.amp * np.minimum(t / burst.attack_s, 1.0) * np.exp(-t / burst.tau_s))
-    (b0, b1, b2), (a1, a2) = biquad(burst, sr)
+    coefficients = biquad(burst, sr)
+    a2 = coefficients[1][1]
     radius = math.sqrt(a2) if 0.0 < a2 < 1.0 else 0.5  # the poles' radius: the ring's decay
     ring = int(math.ceil(math.log(1e-9) / math.log(radius))) + 2
-    size = 1 << (m + ring - 1).bit_length()
-    z = np.exp(-2j * math.pi * np.arange(size // 2 + 1) / size)  # z⁻¹ on the FFT's grid
-    response = (b0 + z * (b1 + z * b2)) / (1.0 + z * (a1 + z * a2))
-    y = np.fft.irfft(np.fft.rfft(x, size) * response, size)
+    size = _fft_size(m + ring)
+    y = np.fft.irfft(np.fft.rfft(x, size) * _response(coefficients, size), size)
     out = np.zeros(n)
     k = min(n, m + ring)
     out[:k] = y[:k]
     return out
+
+
+def _fft_size(n: int) -> int:
+    """The least 2^p or 3·2^p that holds ``n`` samples."""
+    power = 1 << (n - 1).bit_length()
+    return 3 * power // 4 if 3 * power // 4 >= n else power
+
+
+@lru_cache(maxsize=64)
+def _response(coefficients: tuple[tuple[float, float, float], tuple[float, float]], size: int
+              ) -> np.ndarray:
+    """The biquad's frequency response on the grid of an FFT of ``size`` (read-only)."""
+    (b0, b1, b2), (a1, a2) = coefficients
+    z = np.exp(-2j * math.pi * np.arange(size // 2 + 1) / size)  # z⁻¹ on the FFT's grid
+    response = (b0 + z * (b1 + z * b2)) / (1.0 + z * (a1 + z * a2))
+    response.setflags(write=False)
+    return response
 
 
 def modes_only(note: StruckNote, n: int, sr: int) -> np.ndarray:
