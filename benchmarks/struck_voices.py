@@ -12,6 +12,7 @@ import argparse
 import statistics
 import sys
 import time
+import timeit
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -26,12 +27,7 @@ from tests.pyo_struck import render_pyo  # noqa: E402
 
 
 def _median_ms(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return 1000.0 * statistics.median(times)
+    return 1000.0 * statistics.median(timeit.repeat(fn, number=1, repeat=repeat))
 
 
 def main() -> int:
