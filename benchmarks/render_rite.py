@@ -1,6 +1,6 @@
 """Render one rite with yuezheng and the same rite's MIDI file with FluidSynth; print the ratio.
 
-Both render the same compiled timeline at 48 kHz: yuezheng on its built-in voices (pyo tables,
+Both render the same compiled timeline at 48 kHz: yuezheng on its built-in voices (numpy voices,
 numpy mixing, the note cache empty at the start: a cold render), FluidSynth from the MIDI file
 ``yuezheng midi`` writes, with FluidR3_GM (``fluidsynth -ni -F out.wav -r 48000 sf2 file.mid``).
 Goal (issue 4): yuezheng at least 5× faster than FluidSynth.

@@ -3,7 +3,7 @@
 Renders N minutes (default 10) of dense ensemble music — 24 voices (8 編鐘, 2 編磬, 1 鑮,
 2 瑟, 3 笙, 1 和, 2 管, 3 歌, 建鼓, 朔鼙), each striking or singing a note every second on a
 two-octave pentatonic with three dynamics, spread over the courtyard — to a 48 kHz 24-bit WAV,
-twice: cold (empty note cache: every distinct note is synthesized by pyo) and warm (numpy mixing
+twice: cold (empty note cache: every distinct note is synthesized) and warm (numpy mixing
 only).  It prints the real-time factor (seconds of audio per second of compute) and the ms per
 note.
 
@@ -124,7 +124,7 @@ def main() -> int:
         t0 = time.perf_counter()
         warm = write_audio(tmp / "yuezheng_warm.wav", notes)
         warm_s = time.perf_counter() - t0
-        print(f"yuezheng cold (pyo synthesis of {unique} notes + numpy mix): {cold_s:.2f} s, "
+        print(f"yuezheng cold (synthesis of {unique} notes + numpy mix): {cold_s:.2f} s, "
               f"{cold.duration_s / cold_s:.0f}× real time, "
               f"{1000 * cold_s / len(notes):.3f} ms per note; peak {cold.peak:.3f}, "
               f"limiter active {cold.limited_s:.1f} s")

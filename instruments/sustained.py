@@ -1,7 +1,7 @@
 """The voices computed with numpy, by instrument: 歌 (``instruments.sung``), 笙 和 管
 (``instruments.winds``) and 瑟 (``instruments.strings``).  ``instruments.synthesis`` calls
-``NUMPY_VOICES[name](key, n)`` for them instead of building a pyo graph; each returns ``n``
-float64 samples, and synthesis adds the common 50 ms end fade."""
+``NUMPY_VOICES[name](key, n)`` for them (the struck voices are ``instruments.modal``'s); each
+returns ``n`` float64 samples, and synthesis adds the common 50 ms end fade."""
 
 from __future__ import annotations
 

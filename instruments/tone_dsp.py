@@ -1,6 +1,6 @@
 """numpy building blocks of the sustained and plucked voices (歌 笙 和 管 瑟).
 
-These voices are computed directly with numpy rather than on a pyo server: a note of them is a
+These voices are computed directly with numpy (as all voices are): a note of them is a
 few vector operations on cached parts (a harmonic wavetable read at a vibrato phase, shaped
 noise, envelopes), which is what keeps a rite with hundreds of distinct sung syllables fast.
 Everything here is deterministic: noise comes from ``numpy.random.default_rng(seed)``.

@@ -82,7 +82,7 @@ ch. 18 on the bass drum; Rossing, Science of Percussion Instruments): τ here is
 (1,1) mode's.  Ratios: PROJECT MODEL — the (m,1) modes nearly harmonic, 1 : 1.5 : 2 : 2.5 over
 the (1,1) mode, as air loading makes them on a drum of this kind; the (0,2) near the ideal
 membrane's 2.295.  A stroke at radius r (fraction of the head's radius) excites mode (m,n) as
-|J_m(j_mn·r)| (``drum_mode_amplitudes`` in instruments.synthesis)."""
+|J_m(j_mn·r)| (``drum_mode_amplitudes`` in instruments.struck_models)."""
 
 DRUM_STRIKE_RADII: tuple[float, ...] = (0.15, 0.25, 0.35, 0.45, 0.55, 0.65)
 """Strike positions (fraction of the radius) of the stroke variants: a player never strikes the
@@ -197,6 +197,43 @@ DRUMS: dict[str, tuple[float, float, float, float]] = {
     "應鼙": (185.0, 0.3, 0.12, 2600.0),
     "鼙": (175.0, 0.3, 0.12, 2500.0),
 }
+
+DRUM_GLIDE_TAU_S = 0.05
+"""A drum stroke starts sharp: its modes glide from (1 + depth·b) × their pitch down to it as
+f·(1 + depth·b·e^(−t/DRUM_GLIDE_TAU_S)) (depth in ``DRUMS``, b the velocity's brightness)."""
+
+STRIKE_NOISE: dict[str, tuple[float, float, int]] = {
+    # name: (τ s of the burst's exponential envelope, level × the note's amplitude, power of
+    # the brightness b that also scales it); the filter is the voice's (instruments.struck_models)
+    "編鐘": (0.003, 0.5, 2),  # a metallic tick: band-pass at 5 f, Q 2
+    "鑮": (0.02, 0.6, 1),  # a low thud: low-pass at 2 f (≤ 600 Hz)
+    "編磬": (0.003, 0.35, 1),  # a wooden-mallet click: low-pass at 4 kHz
+    "drum": (0.03, 0.7, 1),  # the slap: low-pass at the drum's cut-off × (0.6 + 0.8 b)
+}
+"""Each struck voice's strike noise: white noise under amp·e^(−t/τ) (cut after 12 τ) through a
+second-order Butterworth filter."""
+
+QING_MODE_AMPS: tuple[float, ...] = (1.0, 0.4, 0.2, 0.08)
+"""The 編磬's partial amplitudes (``QING_MODE_RATIOS``); each variant's strike position weights
+them by 0.8–1.2."""
+
+TAO_STRIKES: tuple[tuple[float, float], ...] = (
+    (0.000, 1.00), (0.036, 0.92), (0.081, 0.95), (0.119, 0.85), (0.163, 0.86), (0.203, 0.74),
+    (0.251, 0.72), (0.293, 0.60), (0.345, 0.55), (0.390, 0.43), (0.447, 0.36), (0.500, 0.25),
+)
+"""The 鼗's pellet strikes (time s, strength): a fixed pattern, alternating between the heads."""
+
+TAO_HEADS_HZ: tuple[float, float] = (340.0, 362.0)
+"""The (0,1) mode of each of the 鼗's two small heads."""
+
+TAO_HEAD_MODES: tuple[tuple[float, float, float], ...] = (
+    (1.0, 1.0, 0.035), (1.594, 0.45, 0.021), (2.136, 0.3, 0.016))
+"""A 鼗 head's (0,1), (1,1), (2,1) modes (ratio, amplitude, τ s) at the ideal membrane's
+ratios; the (0,1) rings longest on a head this small and taut: it fills the gaps between the
+pellets, so that one shake stays one stroke."""
+
+TAO_CLICKS: tuple[tuple[float, float, float], ...] = ((3000.0, 0.5, 0.004), (4700.0, 0.3, 0.003))
+"""The pellet's click on either head: two short high resonances (Hz, amplitude × b, τ s)."""
 
 RELEASE_S: dict[str, float] = {"笙": 0.08, "和": 0.08, "管": 0.1, "歌": 0.15}
 TAIL_S: dict[str, float] = {"笙": 0.05, "和": 0.05, "管": 0.08, "歌": 0.1}

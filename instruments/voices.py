@@ -1,6 +1,6 @@
 """Synthesis voices: one physical-ish model per instrument of the catalog, and a note cache.
 
-Every note is synthesized once, offline, by pyo (``instruments.synthesis``) and kept as a
+Every note is synthesized once, with numpy (``instruments.synthesis``), and kept as a
 float32 numpy array in a bounded cache; the mixer (``instruments.mixer``) places the cached
 waveforms with numpy.  The models' numbers and descriptions are ``instruments.voice_models``.
 
@@ -33,8 +33,7 @@ import numpy as np
 from cues.catalog import CATALOG, canonical_instrument
 from cues.errors import UserError
 from instruments.sung import syllable_key
-from instruments.sustained import NUMPY_VOICES
-from instruments.synthesis import PYO_LOCK, synthesize
+from instruments.synthesis import synthesize
 from instruments.voice_models import (
     BELL_INTERVALS,
     MAX_SAMPLE_RATE,
@@ -268,22 +267,18 @@ def render_note(
 
 def render_key(key: NoteKey) -> np.ndarray:
     """Render (or fetch from the cache) the note identified by a ``NoteKey``; thread-safe:
-    the numpy voices render in parallel, the pyo voices one at a time (``PYO_LOCK``)."""
+    every voice is numpy, so notes render in parallel."""
     cached = _CACHE.get(key)
     if cached is not None:
         return cached
-    if key.instrument in NUMPY_VOICES:
-        arr = synthesize(key)
-    else:
-        with PYO_LOCK:
-            arr = synthesize(key)
+    arr = synthesize(key)
     arr.setflags(write=False)
     return _CACHE.put(key, arr)
 
 
 RENDER_THREADS = 2
-"""Notes rendered at once by ``render_keys`` (the numpy voices release the GIL in their array
-work; the pyo voices still take turns)."""
+"""Notes rendered at once by ``render_keys`` (the voices are numpy: they release the GIL in
+their array work)."""
 
 
 def render_keys(keys: Iterable[NoteKey], ahead: int = 16) -> Iterator[tuple[NoteKey, np.ndarray]]:

@@ -10,7 +10,7 @@ import soundfile as sf
 
 import cli
 from instruments import voice_models, voices
-from instruments.synthesis import drum_mode_amplitudes
+from instruments.struck_models import drum_mode_amplitudes
 from sequencer.tempo_check import check_audio
 
 SR = 48000
@@ -45,12 +45,12 @@ def test_the_strike_point_picks_the_bells_tone(interval: str, variant: int) -> N
 
 
 def test_each_bell_has_its_own_interval_and_pair_inside_the_measured_ranges() -> None:
-    from instruments.synthesis import _bell_tones
+    from instruments.struck_models import bell_tones
 
     ratios = set()
     for hz in (200.0, 233.0, 262.0, 294.0, 330.0, 392.0, 440.0):
         key = voices.note_key("編鐘", hz, 1.0)
-        zheng, ratio, _ = _bell_tones(key)
+        zheng, ratio, _ = bell_tones(key)
         assert zheng == hz
         low, high = voice_models.BELL_INTERVAL_RANGE
         assert low <= ratio <= high

@@ -44,8 +44,8 @@ def channel_map() -> tuple[dict[int, str], dict[int, str]]:
 
 def render_tables(notes: Iterable[LiveNote], sample_rate: int,
                   bell_interval: str) -> dict[str, list[Table]]:
-    """Render every table the show needs, one per instrument at least (before pyo's live
-    server exists: the offline renders use servers of their own)."""
+    """Render every table the show needs, one per instrument at least (with numpy, before
+    pyo's live server exists)."""
     longest: dict[tuple[str, float | None, int], float] = {}
     for n in notes:
         name = voices.voice_name(n.instrument)

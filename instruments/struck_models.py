@@ -1,0 +1,237 @@
+"""Each struck note (編鐘 鑮 編磬, the drums, 鼗) as a modal description: which modes ring, at what
+frequency, amplitude and time constant, struck when and how hard, and the strike noise.
+
+``struck_note(key)`` turns a ``NoteKey`` into a ``StruckNote`` from the numbers of
+``instruments.voice_models``; ``instruments.modal`` computes its samples in closed form.  A mode
+struck by a unit impulse rings as amp·e^(−t/τ)·sin(2π·f·t) — exactly what pyo's ``ComplexRes``
+(the voices' former offline pyo graphs) answered, so the description is the same model.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from instruments.tuning import cents_ratio
+from instruments.voice_models import (
+    BELL_INTERVAL_SPREAD_CENTS,
+    BELL_INTERVALS,
+    BELL_PAIR_RANGE,
+    BELL_TRACE_DB,
+    BELL_UPPER,
+    DRUM_GLIDE_TAU_S,
+    DRUM_STRIKE_RADII,
+    DRUMS,
+    MEMBRANE_MODES,
+    QING_MODE_AMPS,
+    QING_MODE_RATIOS,
+    STRIKE_NOISE,
+    STROKE_PITCH_CENTS,
+    STROKE_VARIANTS,
+    TAO_CLICKS,
+    TAO_HEAD_MODES,
+    TAO_HEADS_HZ,
+    TAO_STRIKES,
+    NoteKey,
+    bianzhong_tau_s,
+    bo_tau_s,
+    qing_tau_s,
+    velocity_amp,
+)
+
+NYQUIST_GUARD = 0.45  # modes at or above this fraction of the sample rate are left out
+NOISE_CUT_TIME_CONSTANTS = 12.0  # a noise burst stops after 12 τ (−104 dB)
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One resonance: amp·e^(−t/τ)·sin(2π·hz·t) after a unit strike at t = 0."""
+
+    hz: float
+    amp: float
+    tau_s: float
+
+
+@dataclass(frozen=True)
+class ModeGroup:
+    """Modes struck together: each (time s, strength) of ``strikes`` is an impulse into all of
+    them.  ``glide`` (g, τ) makes every mode's frequency hz·(1 + g·e^(−t/τ)) (one strike)."""
+
+    modes: tuple[Mode, ...]
+    strikes: tuple[tuple[float, float], ...] = ((0.0, 1.0),)
+    glide: tuple[float, float] | None = None
+
+
+@dataclass(frozen=True)
+class NoiseBurst:
+    """White noise (uniform in ±1) under amp·(linear 0.5 ms attack)·e^(−t/τ), cut after
+    ``NOISE_CUT_TIME_CONSTANTS`` τ, through a Butterworth low-pass (``lowpass_hz``) or
+    band-pass (``bandpass``: centre Hz, Q)."""
+
+    tau_s: float
+    amp: float
+    lowpass_hz: float | None = None
+    bandpass: tuple[float, float] | None = None
+    attack_s: float = 0.0005
+
+
+@dataclass(frozen=True)
+class StruckNote:
+    """A struck note: its resonating mode groups and its strike noise."""
+
+    groups: tuple[ModeGroup, ...]
+    noise: NoiseBurst | None
+
+
+def _modes(base_hz: float, partials: Iterable[tuple[float, float, float]], sr: int,
+           guard_hz: float | None = None) -> tuple[Mode, ...]:
+    """Modes at base_hz·ratio of ``partials`` ((ratio, amp, τ)); those whose (highest)
+    frequency ``guard_hz``·ratio reaches NYQUIST_GUARD·sr, and silent ones, are left out."""
+    top = base_hz if guard_hz is None else guard_hz
+    return tuple(Mode(base_hz * r, a, tau) for r, a, tau in partials
+                 if top * r < NYQUIST_GUARD * sr and a > 0)
+
+
+def _burst(name: str, amp: float, b: float, **shape: object) -> NoiseBurst:
+    tau, level, power = STRIKE_NOISE[name]
+    return NoiseBurst(tau, amp * level * b ** power, **shape)  # type: ignore[arg-type]
+
+
+def bell_tones(key: NoteKey) -> tuple[float, float, np.random.Generator]:
+    """(正鼓 Hz, this bell's 側鼓 : 正鼓 ratio, the bell's own random generator) of the bell a
+    編鐘 or 鑮 note strikes.  The bell is named by its nominal 正鼓 pitch, so the same bell has
+    the same interval and partials whichever tone is struck and in any render."""
+    f = float(key.freq_hz)  # type: ignore[arg-type]
+    nominal = BELL_INTERVALS[key.bell_interval or "minor"]
+    zheng_nominal = f if key.strike != "側鼓" else f / nominal
+    bell = np.random.default_rng(zlib.crc32(f"{key.instrument} {zheng_nominal:.2f}".encode()))
+    ratio = nominal * cents_ratio(float(bell.uniform(-1.0, 1.0)) * BELL_INTERVAL_SPREAD_CENTS)
+    zheng = f if key.strike != "側鼓" else f / ratio
+    return zheng, ratio, bell
+
+
+def _two_tone(key: NoteKey, tau: float, brightness: float, amp: float, pair: tuple[float, float],
+              upper: tuple[tuple[float, float], ...]) -> list[tuple[float, float, float]]:
+    """(ratio to the struck tone, amplitude, τ) of a two-tone bell's partials: the struck (2,0)
+    tone, its partner a trace BELL_TRACE_DB under it (the variant's strike position), the (3,0)
+    ``pair`` (ratios to the 正鼓) and the ``upper`` partials."""
+    f = float(key.freq_hz)  # type: ignore[arg-type]
+    zheng, ratio, _ = bell_tones(key)
+    lo, hi = BELL_TRACE_DB
+    trace_db = lo + (hi - lo) * key.variant / max(1, STROKE_VARIANTS - 1)
+    trace = 10.0 ** (trace_db / 20.0)
+    ce_struck = key.strike == "側鼓"
+    partials = [(1.0, amp, tau),
+                (zheng / f if ce_struck else ratio, amp * trace, tau)]
+    for k, r in enumerate(pair):  # one member of the pair answers each strike point
+        strong = (k == 1) == ce_struck
+        partials.append((r * zheng / f, amp * brightness * (0.3 if strong else 0.15),
+                         tau / r ** 0.9))
+    for r, a in upper:
+        partials.append((r * zheng / f, amp * a * brightness ** 2, tau / r ** 1.6))
+    return partials
+
+
+def _bell(key: NoteKey) -> StruckNote:
+    f, sr = float(key.freq_hz), key.sample_rate  # type: ignore[arg-type]
+    amp, b = velocity_amp(key)
+    _, _, bell = bell_tones(key)
+    low, high = BELL_PAIR_RANGE
+    pair = (float(bell.uniform(low, 2.8)), float(bell.uniform(2.8, high)))
+    partials = _two_tone(key, bianzhong_tau_s(f), 0.55 + 0.45 * b, amp, pair, BELL_UPPER)
+    return StruckNote((ModeGroup(_modes(f, partials, sr)),),
+                      _burst("編鐘", amp, b, bandpass=(min(5.0 * f, 0.4 * sr), 2.0)))
+
+
+def _bo(key: NoteKey) -> StruckNote:
+    f, sr = float(key.freq_hz), key.sample_rate  # type: ignore[arg-type]
+    amp, b = velocity_amp(key)
+    partials = _two_tone(key, bo_tau_s(f), 0.4 + 0.4 * b, amp, BELL_PAIR_RANGE, BELL_UPPER[:2])
+    return StruckNote((ModeGroup(_modes(f, partials, sr)),),
+                      _burst("鑮", amp, b, lowpass_hz=min(2.0 * f, 600.0)))
+
+
+def _qing(key: NoteKey) -> StruckNote:
+    f, sr = float(key.freq_hz), key.sample_rate  # type: ignore[arg-type]
+    amp, b = velocity_amp(key)
+    tau1, bright = qing_tau_s(f), 0.6 + 0.4 * b
+    # the strike position weights the modes a little differently in each variant; the stone
+    # damps high modes: τ/ratio
+    partials = [(r, amp * a * (0.8 + 0.4 * ((key.variant * 0.618 * (k + 1)) % 1.0)) * bright ** k,
+                 tau1 / r) for k, (r, a) in enumerate(zip(QING_MODE_RATIOS, QING_MODE_AMPS,
+                                                          strict=True))]
+    return StruckNote((ModeGroup(_modes(f, partials, sr)),),
+                      _burst("編磬", amp, b, lowpass_hz=min(4000.0, 0.4 * sr)))
+
+
+def bessel_j(m: int, x: float) -> float:
+    """The Bessel function J_m(x) by its power series (exact to ~1e-12 for the membrane's
+    arguments, |x| < 10; no scipy import on the render path)."""
+    term = (x / 2.0) ** m / math.factorial(m)
+    total = 0.0
+    for k in range(60):
+        total += term
+        term *= -(x * x / 4.0) / ((k + 1) * (k + 1 + m))
+    return total
+
+
+def drum_mode_amplitudes(radius: float) -> list[float]:
+    """|J_m(j_mn·r)| of each of ``MEMBRANE_MODES`` for a stroke at ``radius`` (fraction of the
+    head's radius), scaled so that every stroke rings with the same energy (Σ a²·τ = 1): the
+    strike point changes the colour of a stroke, its level is the player's."""
+    amps = [abs(bessel_j(int(mode[1]), j * radius)) for mode, _, _, j in MEMBRANE_MODES]
+    energy = sum(a * a * rel for a, (_, _, rel, _) in zip(amps, MEMBRANE_MODES, strict=True))
+    return [a / energy ** 0.5 for a in amps]
+
+
+def _drum_pitch_cents(variant: int) -> float:
+    """The variant's pitch offset within ±STROKE_PITCH_CENTS (a fixed scramble of the
+    variants, so that pitch and strike position do not move together)."""
+    k = (variant * 5 + 2) % STROKE_VARIANTS
+    return STROKE_PITCH_CENTS * (2.0 * k / max(1, STROKE_VARIANTS - 1) - 1.0)
+
+
+def _drum(key: NoteKey) -> StruckNote:
+    f_nominal, tau11, depth, cutoff = DRUMS[key.instrument]
+    f0, sr = f_nominal * cents_ratio(_drum_pitch_cents(key.variant)), key.sample_rate
+    amp, b = velocity_amp(key)
+    strike = drum_mode_amplitudes(DRUM_STRIKE_RADII[key.variant])
+    bright = 0.6 + 0.4 * b
+    partials = [(ratio, amp * a * bright ** k, tau11 * rel)
+                for k, ((_, ratio, rel, _), a) in enumerate(zip(MEMBRANE_MODES, strike,
+                                                                strict=True))]
+    # a harder stroke starts sharper: f0·(1 + depth·b·e^(−t/50 ms))
+    group = ModeGroup(_modes(f0, partials, sr, f0 * (1 + depth)),
+                      glide=(depth * b, DRUM_GLIDE_TAU_S))
+    return StruckNote((group,), _burst("drum", amp, b,
+                                       lowpass_hz=min(cutoff * (0.6 + 0.8 * b), 0.4 * sr)))
+
+
+def _tao(key: NoteKey) -> StruckNote:
+    amp, b = velocity_amp(key)
+    heads: list[list[tuple[float, float]]] = [[], []]
+    for i, (t, base) in enumerate(TAO_STRIKES):
+        # each shake's pellets land a little differently (the variant): never louder than the
+        # pattern's, within 0.7 dB of it (one shake stays one stroke: no pellet stands out)
+        heads[i % 2].append((t, base * (1.0 - 0.08 * ((key.variant + 1) * 0.618 * i % 1.0))))
+    groups = []
+    for f, strikes in zip(TAO_HEADS_HZ, heads, strict=True):
+        modes = _modes(f, [(r, amp * a, tau) for r, a, tau in TAO_HEAD_MODES], key.sample_rate)
+        modes += _modes(1.0, [(hz, amp * a * b, tau) for hz, a, tau in TAO_CLICKS],
+                        key.sample_rate)
+        groups.append(ModeGroup(modes, tuple(strikes)))
+    return StruckNote(tuple(groups), None)
+
+
+_DESCRIBERS = {"編鐘": _bell, "鑮": _bo, "編磬": _qing, "建鼓": _drum, "鼓": _drum,
+               "朔鼙": _drum, "應鼙": _drum, "鼙": _drum, "鼗": _tao}
+STRUCK_VOICES = frozenset(_DESCRIBERS)
+
+
+def struck_note(key: NoteKey) -> StruckNote:
+    """The modal description of the struck note ``key``."""
+    return _DESCRIBERS[key.instrument](key)
