@@ -190,4 +190,6 @@ def render(note: StruckNote, n: int, sr: int, seed: int) -> np.ndarray:
     out = modes_only(note, n, sr)
     if note.noise is not None:
         out += noise_burst(note.noise, n, sr, seed)
+    if note.contact is not None:  # its own noise: the same draw as the slap would be heard twice
+        out += noise_burst(note.contact, n, sr, (seed * 2654435761 + 1) % 2 ** 32)
     return out

@@ -23,6 +23,7 @@ from instruments.voice_models import (
     BELL_PAIR_RANGE,
     BELL_TRACE_DB,
     BELL_UPPER,
+    DRUM_CONTACT,
     DRUM_GLIDE_TAU_S,
     DRUM_STRIKE_RADII,
     DRUMS,
@@ -85,6 +86,7 @@ class StruckNote:
 
     groups: tuple[ModeGroup, ...]
     noise: NoiseBurst | None
+    contact: NoiseBurst | None = None  # a drum stick's contact click (``DRUM_CONTACT``)
 
 
 def _modes(base_hz: float, partials: Iterable[tuple[float, float, float]], sr: int,
@@ -207,8 +209,12 @@ def _drum(key: NoteKey) -> StruckNote:
     # a harder stroke starts sharper: f0·(1 + depth·b·e^(−t/50 ms))
     group = ModeGroup(_modes(f0, partials, sr, f0 * (1 + depth)),
                       glide=(depth * b, DRUM_GLIDE_TAU_S))
+    tau_c, level_c, centre_c, q_c = DRUM_CONTACT
+    contact = NoiseBurst(tau_c, amp * level_c * b, bandpass=(min(centre_c, 0.4 * sr), q_c),
+                         attack_s=0.0001)
     return StruckNote((group,), _burst("drum", amp, b,
-                                       lowpass_hz=min(cutoff * (0.6 + 0.8 * b), 0.4 * sr)))
+                                       lowpass_hz=min(cutoff * (0.6 + 0.8 * b), 0.4 * sr)),
+                      contact)
 
 
 def _tao(key: NoteKey) -> StruckNote:

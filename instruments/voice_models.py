@@ -213,6 +213,13 @@ STRIKE_NOISE: dict[str, tuple[float, float, int]] = {
 """Each struck voice's strike noise: white noise under amp·e^(−t/τ) (cut after 12 τ) through a
 second-order Butterworth filter."""
 
+DRUM_CONTACT: tuple[float, float, float, float] = (0.0012, 0.2, 3000.0, 0.8)
+"""(τ s, level × the note's amplitude × b, band-pass centre Hz, Q) of a drum stroke's contact
+click: the stick's millisecond on the head excites it far above its membrane modes (PROJECT
+CHOICE of level and band: a stroke's first millisecond is broadband on every drum recorded, and
+without it a quick stroke over the ring of an accented one has too little above 1 kHz for
+``yuezheng check`` to time it within its 10 ms)."""
+
 QING_MODE_AMPS: tuple[float, ...] = (1.0, 0.4, 0.2, 0.08)
 """The 編磬's partial amplitudes (``QING_MODE_RATIOS``); each variant's strike position weights
 them by 0.8–1.2."""
