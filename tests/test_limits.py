@@ -4,6 +4,7 @@ file and the limit, within bounded memory and time — never a hang, a traceback
 from __future__ import annotations
 
 import io
+import json
 import os
 import struct
 import zipfile
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 from bounded_run import ROOT, run_cli
 
-from cues.limits import COMBINATIONS, CUES, LIMITS, LOG_BYTES
+from cues.limits import COMBINATIONS, CUES, LIMITS, LOG_BYTES, MIDI_BYTES
 
 SHEET_HEAD = '[rite]\nid = "x"\ntitle = "t"\n'
 CUE = '[[cue]]\nid = "{id}"\nkind = "笙"\nat = "a"\ntrigger = "{trigger}"\npieces = [{piece}]\n' \
@@ -288,6 +289,8 @@ def test_combinations_are_bounded() -> None:
 @pytest.mark.parametrize(("channels", "rate", "frames", "message"), [
     (17, 48_000, 100, "17 channels, over the limit for an audio file for check (16 channels"),
     (1, 1, 90_000, "90,000 seconds, over the limit for an audio file for check (86,400 seconds"),
+    (1, 2 ** 31 - 1, 100, "2,147,483,647 Hz, over the limit for the sample rate of an audio file "
+     "for check (768,000 Hz"),  # its analysis window alone took 2.4 GB
 ])
 def test_check_refuses_audio_past_its_limits_before_reading_it(
         tmp_path: Path, channels: int, rate: int, frames: int, message: str) -> None:
@@ -326,3 +329,68 @@ def test_a_show_log_past_its_size_is_refused(tmp_path: Path) -> None:
     run = run_cli("check", str(log))
     run.assert_clean((2,))
     assert "over the limit for a show log for check" in run.err
+
+
+def test_a_midi_file_for_check_past_its_size_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "big.mid"
+    with open(path, "wb") as f:
+        f.truncate(MIDI_BYTES.value + 1)  # sparse: no disk used
+    run = run_cli("check", str(path))
+    run.assert_clean((2,))
+    assert "big.mid: the file is 2,097,153 bytes, over the limit for a MIDI file for check" \
+        in run.err
+
+
+def _jie_markers(count: str) -> bytes:
+    """A MIDI file of three 節 markers "節 k/COUNT" half a second apart (raw bytes: mido writes
+    marker text as latin-1 only)."""
+    from mido.midifiles.midifiles import encode_variable_int
+
+    track = b""
+    for k in (1, 2, 3):
+        text = f"節 {k}/{count}".encode()
+        track += (b"\x83\x60" if k > 1 else b"\x00") + b"\xff\x06" \
+            + bytes(encode_variable_int(len(text))) + text
+    track += b"\x00\xff\x2f\x00"
+    return (b"MThd" + struct.pack(">IHHH", 6, 0, 1, 480) + b"MTrk"
+            + struct.pack(">I", len(track)) + track)  # 480 ticks a beat at 120 bpm
+
+
+@pytest.mark.parametrize("kind", ["log", "midi"])
+def test_a_huge_jie_count_is_reported_in_bounded_memory(tmp_path: Path, kind: str) -> None:
+    """節 1–3 of a count of 10¹⁷ (a log once took 18.7 GB listing the missing ones)."""
+    count = 10 ** 17
+    if kind == "log":
+        path = tmp_path / "show.jsonl"
+        path.write_text("".join(json.dumps({"event": "jie", "t": k, "k": k, "n": count}) + "\n"
+                                for k in (1, 2, 3)), encoding="utf-8")
+    else:
+        path = tmp_path / "jie.mid"
+        path.write_bytes(_jie_markers(str(count)))
+    run = run_cli("check", "--verbose", str(path))
+    run.assert_clean((4,))
+    assert f"missing 節 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, " \
+           f"23 and {count - 23:,} more of {count}: the block is incomplete" in run.out
+
+
+def test_a_jie_marker_with_a_5000_digit_count_is_exit_2(tmp_path: Path) -> None:
+    path = tmp_path / "jie.mid"
+    path.write_bytes(_jie_markers("9" * 5000))
+    run = run_cli("check", str(path))
+    run.assert_clean((2,))
+    assert "jie.mid: track 0, tick 0: marker" in run.err and "is not of the form" in run.err
+
+
+def test_many_delivery_records_are_checked_in_bounded_time(tmp_path: Path) -> None:
+    """40,000 節 with as many late deadlines and output losses: once quadratic (a 1.5 MB log
+    of 20,000 took 37 s), now a few seconds."""
+    n = 40_000
+    lines = [{"event": "jie", "t": i * 0.5, "k": i % 5 + 1, "n": 5, "cue": "c"} for i in range(n)]
+    lines.append({"event": "late", "cue": "c", "t": 1.0, "late": 1, "missed": 0, "lost": 0,
+                  "worst_ms": 12.5, "times": [i * 0.5 + 0.1 for i in range(n)]})
+    lines += [{"event": "output-lost", "t": 1e6 + i} for i in range(n)]
+    log = tmp_path / "show.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    run = run_cli("check", str(log))
+    run.assert_clean((4,))
+    assert f"{n // 5} of {n // 5} blocks fail" in run.out  # each holds a late deadline
