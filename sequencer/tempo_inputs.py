@@ -118,6 +118,8 @@ def read_audio_strength(path: Path) -> OnsetStrength:
             raise UserError(f"{path}: {over_limit(limit, math.ceil(got))}")
     try:
         return onset_strength_of_file(path)
+    except UserError:
+        raise
     except Exception as exc:  # soundfile.LibsndfileError, RuntimeError, TypeError…
         raise UserError(f"{path}: not a readable audio file ({exc})") from exc
 

@@ -394,3 +394,20 @@ def test_many_delivery_records_are_checked_in_bounded_time(tmp_path: Path) -> No
     run = run_cli("check", str(log))
     run.assert_clean((4,))
     assert f"{n // 5} of {n // 5} blocks fail" in run.out  # each holds a late deadline
+
+
+@pytest.mark.parametrize(("subtype", "value"), [("FLOAT", float("nan")), ("DOUBLE", float("inf"))])
+def test_audio_with_a_sample_not_finite_is_exit_2_naming_it(tmp_path: Path, subtype: str,
+                                                            value: float) -> None:
+    """One NaN once made every onset strength NaN: "found only 0 onsets" said nothing useful."""
+    import numpy as np
+    import soundfile
+
+    x = np.zeros(8000 * 4)
+    x[::4000] = 0.8
+    x[12_345] = value
+    path = tmp_path / "a.wav"
+    soundfile.write(str(path), x, 8000, subtype=subtype)
+    run = run_cli("check", str(path))
+    run.assert_clean((2,))
+    assert "a.wav: sample 12,345 (at 1.543 s) is not a finite number (NaN or infinity)" in run.err
