@@ -37,11 +37,14 @@ def _realized(tmp_path: Path, name: str, data: bytes) -> str:
     return _sheet(tmp_path, _cue(piece=f'{{ title = "由庚", by = "笙", realization = "{name}" }}'))
 
 
-def _musicxml(octave: int = 4, duration: int = 1) -> bytes:
+def _musicxml(octave: int = 4, duration: int = 1, shift: str = "") -> bytes:
+    """One C of ``octave`` lasting ``duration``, with a written transposition ``shift``."""
+    transpose = (f"<transpose><diatonic>0</diatonic><chromatic>0</chromatic><octave-change>"
+                 f"{shift}</octave-change></transpose>" if shift else "")
     return (
         '<?xml version="1.0"?><score-partwise version="3.1"><part-list><score-part id="P1">'
         '<part-name>x</part-name></score-part></part-list><part id="P1"><measure number="1">'
-        '<attributes><divisions>1</divisions></attributes><note><pitch><step>C</step>'
+        f'<attributes><divisions>1</divisions>{transpose}</attributes><note><pitch><step>C</step>'
         f'<octave>{octave}</octave></pitch><duration>{duration}</duration><type>quarter</type>'
         '</note></measure></part></score-partwise>').encode()
 
@@ -75,7 +78,8 @@ def test_a_zip_bomb_mxl_is_refused_quickly(tmp_path: Path) -> None:
     (_musicxml(octave=12), "key 156"),  # above MIDI's 127
     (_musicxml(octave=-3), "key -24"),
     (_musicxml(duration=10 ** 9), "over the limit for one note"),
-], ids=["above-127", "below-0", "endless-note"])
+    (_musicxml(shift="9" * 23), "cannot read this realization file"),  # an octave shift overflows
+], ids=["above-127", "below-0", "endless-note", "octave-shift"])
 def test_musicxml_out_of_range_is_exit_2_and_no_file(tmp_path: Path, data: bytes,
                                                      message: str) -> None:
     sheet = _realized(tmp_path, "r.musicxml", data)
@@ -83,7 +87,12 @@ def test_musicxml_out_of_range_is_exit_2_and_no_file(tmp_path: Path, data: bytes
     run = run_cli("midi", sheet, "-o", str(out))
     run.assert_clean((2,))
     assert "r.musicxml" in run.err and message in run.err
+    assert "Warning" not in run.err  # music21's own, printed past the CLI
     assert not out.exists()
+    if "one note" in message:  # the endless note once segfaulted render (a 0-byte WAV)
+        run = run_cli("render", sheet, "-o", str(tmp_path / "out.wav"))
+        run.assert_clean((2,))
+        assert "over the limit for one note" in run.err and not (tmp_path / "out.wav").exists()
 
 
 @pytest.mark.parametrize("track", [
