@@ -420,3 +420,37 @@ def test_audio_with_a_sample_not_finite_is_exit_2_naming_it(tmp_path: Path, subt
     run = run_cli("check", str(path))
     run.assert_clean((2,))
     assert "a.wav: sample 12,345 (at 1.543 s) is not a finite number (NaN or infinity)" in run.err
+
+
+def test_a_two_hour_wav_is_checked_in_blocks(tmp_path: Path) -> None:
+    """2 hours at 8 kHz (a sparse file: silence, no disk used): read whole as float64 it
+    would take 460 MB; streamed in blocks the run stays near the interpreter's own size (once
+    a 2-hour WAV cost `check` 8 GB)."""
+    rate, frames = 8000, 8000 * 7200
+    path = tmp_path / "long.wav"
+    with open(path, "wb") as f:
+        f.write(b"RIFF" + struct.pack("<I", 36 + 2 * frames) + b"WAVEfmt "
+                + struct.pack("<IHHIIHH", 16, 1, 1, rate, 2 * rate, 2, 16)
+                + b"data" + struct.pack("<I", 2 * frames))
+        f.truncate(44 + 2 * frames)
+    run = run_cli("check", str(path))
+    run.assert_clean((2,))
+    assert "long.wav: found only 0 onsets" in run.err
+    assert run.rss_mb < 300, run.rss_mb
+
+
+@pytest.mark.parametrize("name", ["in.wav", "in.jsonl", "in.mid"])
+def test_check_refuses_a_fifo_at_once(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    os.mkfifo(path)
+    run = run_cli("check", str(path), timeout=20)
+    run.assert_clean((2,))
+    assert name in run.err and "not a regular file" in run.err and run.seconds < 10
+
+
+def test_fluidsynth_to_a_directory_is_exit_2(tmp_path: Path) -> None:
+    """Once FluidSynth's render reported success for `-o DIR`."""
+    run = run_cli("render", "xiang-she", "--from", "she-jie", "--until", "she-jie",
+                  "--engine", "fluidsynth", "-o", str(tmp_path))
+    run.assert_clean((2,))
+    assert f"{tmp_path}: expected a .wav or .flac file" in run.err
