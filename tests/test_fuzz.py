@@ -4,7 +4,8 @@ a child process, which must exit 0, 2 or 4 with no traceback, within bounded mem
 
 Several files go to one ``validate`` run (it reports each in turn), so a few hundred cases cost
 about two minutes.  ``YUEZHENG_FUZZ_SCALE=N`` runs N times as many.  The number of cases run
-and their exit codes are printed at the end.
+and their exit codes are printed at the end.  The files `check` reads (audio, show logs, MIDI)
+are fuzzed in ``test_fuzz_check.py``; the settings and the tally are shared (``fuzzing.py``).
 """
 
 from __future__ import annotations
