@@ -331,22 +331,14 @@ def test_a_hostile_show_log_line_is_exit_2(tmp_path: Path, line: str, message: s
     assert "show.jsonl" in resume.err
 
 
-def test_a_show_log_past_its_size_is_refused(tmp_path: Path) -> None:
-    log = tmp_path / "show.jsonl"
-    with open(log, "wb") as f:
-        f.truncate(LOG_BYTES.value + 1)  # sparse: no disk used
-    run = run_cli("check", str(log))
-    run.assert_clean((2,))
-    assert "over the limit for a show log for check" in run.err
-
-
-def test_a_midi_file_for_check_past_its_size_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "big.mid"
+@pytest.mark.parametrize(("name", "limit"), [("show.jsonl", LOG_BYTES), ("big.mid", MIDI_BYTES)])
+def test_a_file_for_check_past_its_size_is_refused(tmp_path: Path, name: str, limit) -> None:
+    path = tmp_path / name
     with open(path, "wb") as f:
-        f.truncate(MIDI_BYTES.value + 1)  # sparse: no disk used
+        f.truncate(limit.value + 1)  # sparse: no disk used
     run = run_cli("check", str(path))
     run.assert_clean((2,))
-    assert "big.mid: the file is 2,097,153 bytes, over the limit for a MIDI file for check" \
+    assert f"{name}: the file is {limit.value + 1:,} bytes, over the limit for {limit.what}" \
         in run.err
 
 
