@@ -72,9 +72,15 @@ JSON_DEPTH = Limit(100, "levels", "nesting of one show-log line",
                    "a log record is one flat object; Python's parser recurses per level")
 INTEGER_DIGITS = Limit(100, "digits", "an integer in a show-log line",
                        "a 節 count or a time has a handful; a 5,000-digit one costs seconds")
+MIDI_BYTES = Limit(2 * MIB, "bytes", "a MIDI file for check",
+                  "the largest built-in rite writes 93 KB; reading costs about 140 bytes of memory "
+                  "a byte")
 AUDIO_CHANNELS = Limit(16, "channels", "an audio file for check",
                        "a mix is stereo; it is read in blocks whose size grows with them")
 AUDIO_SECONDS = Limit(86_400, "seconds", "an audio file for check", "as long as a rite's timeline")
+AUDIO_RATE = Limit(768_000, "Hz", "the sample rate of an audio file for check",
+                   "the fastest converters run at 768 kHz; the analysis window grows with "
+                   "the rate")
 COMBINATIONS = Limit(256, "combinations", "variant and reading combinations validate compiles "
                     "one by one", "past it, each variant and each reading value alone and all "
                     "variants together; the built-in 燕禮 has 192")

@@ -38,7 +38,8 @@ class Note(NamedTuple):
 
 MARKER_CUE = "cue"
 MARKER_JIE = "jie"
-_JIE_TEXT = re.compile(r"^節 (\d+)/(\d+)(?:\s|$)")
+# at most 18 digits each: a marker claiming a 5,000-digit count is not a 節 marker
+_JIE_TEXT = re.compile(r"^節 ([0-9]{1,18})/([0-9]{1,18})(?:\s|$)")
 
 
 def jie_text(k: int, n: int) -> str:

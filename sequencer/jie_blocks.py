@@ -72,21 +72,27 @@ def check_jie_blocks(jie: Sequence[JieOnset], tolerance_ms: float) -> tuple[Bloc
                 f"needed to test an equal-interval grid"
             )
         report = check_grid([j.t for j in block], tolerance_ms, label, [j.k - 1 for j in block])
-        present = {j.k for j in block}
-        missing = [k for k in range(1, n + 1) if k not in present]
-        if missing:
-            shown = ", ".join(str(k) for k in missing)
-            report = replace(
-                report,
-                ok=False,
-                notes=report.notes + (f"missing 節 {shown} of {n}: the block is incomplete",),
-            )
+        if len(block) < n:  # k rises within a block: fewer 節 than n means some are missing
+            report = replace(report, ok=False, notes=report.notes + (
+                f"missing 節 {_missing(block)} of {n}: the block is incomplete",))
         faults = list(dict.fromkeys(j.fault for j in block if j.fault))
         if faults:
             report = replace(report, ok=False, notes=report.notes + tuple(
                 f"not delivered on time — {fault}" for fault in faults))
         reports.append(report)
     return tuple(reports)
+
+
+def _missing(block: Sequence[JieOnset], shown: int = 20) -> str:
+    """The first ``shown`` numbers missing from ``block`` (k rising, 1…n), and how many more
+    (in time that grows with the block, not with n: a log may claim any n)."""
+    n, gaps, count = block[0].n, [], 0
+    ks = [j.k for j in block]
+    for before, after in zip([0, *ks], [*ks, n + 1], strict=True):
+        count += after - before - 1
+        gaps.extend(range(before + 1, min(after, before + 1 + shown - len(gaps))))
+    more = count - len(gaps)
+    return ", ".join(map(str, gaps)) + (f" and {more:,} more" if more > 0 else "")
 
 
 @dataclass(frozen=True)

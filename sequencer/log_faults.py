@@ -12,7 +12,10 @@ came before). ``check LOG`` fails their blocks.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
+import sys
 from dataclasses import replace
 from typing import Any
 
@@ -47,13 +50,14 @@ class LogFaults:
                     self.late.append((cue, deadline, why))
 
     def mark(self, jie: list[JieOnset]) -> list[JieOnset]:
-        """``jie`` (the log's 節, in order) with the faults set."""
+        """``jie`` (the log's 節, in order) with the faults set (in time that grows as
+        n log n with the 節 and the delivery records: a log holds hundreds of thousands)."""
         late = self._late_jie(jie)
+        losses = _Intervals(self.losses)
         out = []
         for i, j in enumerate(jie):
             since = jie[i - 1].t if i and j.k > 1 else j.t
-            lost = next((loss for loss in self.losses if loss[0] <= j.t and loss[1] >= since),
-                        None)
+            lost = losses.overlapping(since, j.t)
             if lost is not None:
                 regained = ("never regained" if lost[1] == math.inf
                             else f"regained at {lost[1]:.3f} s")
@@ -65,16 +69,62 @@ class LogFaults:
         return out
 
     def _late_jie(self, jie: list[JieOnset]) -> dict[int, str]:
-        """Index of a 節 → why a message near it was not on time."""
+        """Index of a 節 → why a message near it was not on time: the last 節 of the message's
+        cue (or of no cue) at or before its deadline, else the first one after it."""
+        groups: dict[str | None, list[int]] = {}
+        for i, j in enumerate(jie):
+            groups.setdefault(j.hint, []).append(i)
+        found = {hint: _Nearest([jie[i].t for i in own], own) for hint, own in groups.items()}
+        unnamed = found.get(None)
         out: dict[int, str] = {}
         for cue, deadline, why in self.late:
-            own = [i for i, j in enumerate(jie) if j.hint in (cue, None)]
-            before = [i for i in own if jie[i].t <= deadline]
-            after = [i for i in own if jie[i].t > deadline]
-            if before or after:
-                out.setdefault(before[-1] if before else after[0], why)
+            before, after = -1, len(jie)
+            for near in (found.get(cue), unnamed):
+                if near is not None:
+                    b, a = near.around(deadline)
+                    before, after = max(before, b), min(after, a)
+            if before >= 0 or after < len(jie):
+                out.setdefault(before if before >= 0 else after, why)
         return out
 
 
+class _Nearest:
+    """Indices of 節 with their times: the last index at or before a time, the first after."""
+
+    def __init__(self, times: list[float], indices: list[int]) -> None:
+        order = sorted(range(len(times)), key=times.__getitem__)
+        self.times = [times[o] for o in order]
+        by_time = [indices[o] for o in order]
+        self.last_upto = list(itertools.accumulate(by_time, max))
+        self.first_from = list(itertools.accumulate(reversed(by_time), min))[::-1]
+
+    def around(self, t: float) -> tuple[int, int]:
+        """(the largest index at or before ``t`` or -1, the smallest after it or a large one)."""
+        p = bisect.bisect_right(self.times, t)
+        return (self.last_upto[p - 1] if p else -1,
+                self.first_from[p] if p < len(self.first_from) else sys.maxsize)
+
+
+class _Intervals:
+    """Loss intervals (from, to): one that overlaps a span, found by bisection."""
+
+    def __init__(self, spans: list[tuple[float, float]]) -> None:
+        self.spans = sorted(spans)
+        self.starts = [a for a, _ in self.spans]
+        self.latest = list(itertools.accumulate(range(len(self.spans)),
+                                                lambda m, i: i if self.spans[i][1] >
+                                                self.spans[m][1] else m))
+
+    def overlapping(self, since: float, until: float) -> tuple[float, float] | None:
+        """The loss that starts by ``until`` and lasts longest, if it lasts to ``since``."""
+        p = bisect.bisect_right(self.starts, until)
+        if not p:
+            return None
+        span = self.spans[self.latest[p - 1]]
+        return span if span[1] >= since else None
+
+
 def _number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """A finite number (a record with NaN or infinity where a time belongs is passed over)."""
+    return (isinstance(value, int | float) and not isinstance(value, bool)
+            and math.isfinite(value))

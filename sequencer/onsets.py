@@ -44,6 +44,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 from numpy.typing import ArrayLike
 from scipy import fft, signal
 
+from cues.errors import UserError
+
 __all__ = [
     "HOLD_DECAY_DB_S",
     "GRID_THRESHOLD_DB",
@@ -268,8 +270,15 @@ def onset_strength_of_file(path: str | Path) -> OnsetStrength:
         rate, frames = int(f.samplerate), int(f.frames)
 
     def blocks() -> Iterator[np.ndarray]:
+        done = 0
         with soundfile.SoundFile(str(path)) as f:
             for block in f.blocks(blocksize=_BLOCK_HOPS * 256, dtype="float64", always_2d=True):
+                bad = np.flatnonzero(~np.isfinite(block).all(axis=1))
+                if bad.size:  # one would make the whole strength curve NaN
+                    at = done + int(bad[0])
+                    raise UserError(f"{path}: sample {at:,} (at {at / rate:.3f} s) is not a "
+                                    f"finite number (NaN or infinity)")
+                done += len(block)
                 yield _mono(block)
 
     def read(start: int, stop: int) -> np.ndarray:

@@ -13,6 +13,7 @@ velocity) in exact ticks of the timeline (1/960 s):
 from __future__ import annotations
 
 import io
+import warnings
 from collections import deque
 from dataclasses import dataclass
 from fractions import Fraction
@@ -135,7 +136,9 @@ def _from_musicxml(
     """A MusicXML score's notes (a quarter note lasts one syllable), and its end."""
     from music21 import converter
 
-    score = converter.parse(text, format="musicxml")
+    with warnings.catch_warnings():  # music21 warns on stderr of what it then raises
+        warnings.simplefilter("ignore")
+        score = converter.parse(text, format="musicxml")
     beat = Fraction(60 * TICKS_PER_SECOND) / tempo_bpm  # ticks per quarter note
     notes: list[RealizedNote] = []
     for element in score.flatten().notes:

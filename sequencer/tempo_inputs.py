@@ -23,6 +23,7 @@ An unreadable or unknown file, or a malformed 節 marker or log record, raises `
 
 from __future__ import annotations
 
+import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,8 +32,10 @@ from typing import TYPE_CHECKING
 from cues.errors import UserError
 from cues.limits import (
     AUDIO_CHANNELS,
+    AUDIO_RATE,
     AUDIO_SECONDS,
     LOG_BYTES,
+    MIDI_BYTES,
     json_line,
     over_limit,
     read_limited,
@@ -65,10 +68,10 @@ def read_midi_timing(path: Path) -> MidiTiming:
     """The 節 markers and note onsets of a Standard MIDI File (type 0 or 1, metrical time)."""
     import mido  # imported here: `yuezheng --help` stays fast
 
-    require_file(path)
+    data = read_limited(path, MIDI_BYTES, "a Standard MIDI File (.mid)")
     try:
         # latin-1 keeps every byte of the text events; 節 markers are decoded as UTF-8 below
-        mid = mido.MidiFile(str(path), charset="latin1")
+        mid = mido.MidiFile(file=io.BytesIO(data), charset="latin1")
     except Exception as exc:  # mido raises many kinds (EOFError, OSError, ValueError, KeyError…)
         raise UserError(f"{path}: not a readable Standard MIDI File ({exc})") from exc
     if mid.type == 2:
@@ -109,11 +112,14 @@ def read_audio_strength(path: Path) -> OnsetStrength:
     except Exception as exc:  # soundfile.LibsndfileError, RuntimeError, TypeError…
         raise UserError(f"{path}: not a readable audio file ({exc})") from exc
     seconds = info.frames / info.samplerate if info.samplerate > 0 else math.inf
-    for limit, got in ((AUDIO_CHANNELS, info.channels), (AUDIO_SECONDS, seconds)):
+    for limit, got in ((AUDIO_CHANNELS, info.channels), (AUDIO_RATE, info.samplerate),
+                       (AUDIO_SECONDS, seconds)):
         if got > limit.value:  # before a block is read (memory grows with the channels)
             raise UserError(f"{path}: {over_limit(limit, math.ceil(got))}")
     try:
         return onset_strength_of_file(path)
+    except UserError:
+        raise
     except Exception as exc:  # soundfile.LibsndfileError, RuntimeError, TypeError…
         raise UserError(f"{path}: not a readable audio file ({exc})") from exc
 

@@ -7,6 +7,7 @@ no traceback, within ``MAX_RSS_MB`` and ``MAX_SECONDS``.  The child's address sp
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -36,7 +37,7 @@ class Run:
         """Exit code among ``codes``, no traceback nor internal error, bounded memory and time."""
         what = f"exit {self.code}, {self.seconds:.1f} s, {self.rss_mb:.0f} MB\n{self.err[-2000:]}"
         assert self.code in codes, what
-        assert "Traceback" not in self.err and "internal error" not in self.err, what
+        assert "Traceback" not in self.err and "yuezheng: internal error" not in self.err, what
         assert self.rss_mb <= MAX_RSS_MB, what
         assert self.seconds <= MAX_SECONDS, what
 
@@ -57,6 +58,37 @@ with open(sys.argv[1], "w") as report:
 
 def run_cli(*args: str, cwd: Path | None = None, timeout: float = MAX_SECONDS * 2) -> Run:
     """``yuezheng ARGS`` in a child process (killed after ``timeout`` s), measured."""
+    return _run_child([str(ROOT / "cli.py"), *args], cwd, timeout)
+
+
+# Several commands in one child, each through ``cli.main`` as the script runs it (a case's
+# output and messages follow a line naming it on stderr); the exit codes, in order, are the
+# last line of stdout.
+EACH = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import cli
+codes = []
+for i, argv in enumerate(json.loads(sys.argv[2])):
+    print(f"--- case {i}: {argv}", file=sys.stderr, flush=True)
+    codes.append(cli.main(argv))
+    sys.stdout.flush()
+print(); print("exit codes:", json.dumps(codes), flush=True)
+"""
+
+
+def run_cli_each(argvs: list[list[str]], cwd: Path | None = None,
+                 timeout: float = MAX_SECONDS * 2) -> tuple[Run, list[int]]:
+    """Each of ``argvs`` (``yuezheng ARGV``) in turn in one child process, measured together:
+    (the run, each command's exit code; fewer codes than commands if the child died)."""
+    run = _run_child(["-c", EACH, str(ROOT), json.dumps(argvs)], cwd, timeout)
+    last = run.out.rstrip().rsplit("\n", 1)[-1]
+    codes = json.loads(last.split(":", 1)[1]) if last.startswith("exit codes:") else []
+    return run, codes
+
+
+def _run_child(python_args: list[str], cwd: Path | None, timeout: float) -> Run:
+    """``python PYTHON_ARGS`` in a child process (killed after ``timeout`` s), measured."""
     env = {**os.environ, "JACK_NO_START_SERVER": "1", "MPLBACKEND": "Agg"}
     env.pop("YUEZHENG_DEBUG", None)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
@@ -64,7 +96,7 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = MAX_SECONDS * 
         start = time.monotonic()
         launcher = subprocess.Popen(
             [sys.executable, "-c", LAUNCHER, report.name, str(ADDRESS_SPACE_CAP),
-             sys.executable, str(ROOT / "cli.py"), *args],
+             sys.executable, *python_args],
             cwd=cwd or ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
             start_new_session=True)
         timer = threading.Timer(timeout, os.killpg, (launcher.pid, signal.SIGKILL))

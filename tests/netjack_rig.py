@@ -22,12 +22,13 @@ import contextlib
 import io
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from jack_server import popen_jackd, stop_jackd
 
 ROOT = Path(__file__).resolve().parent.parent
 MULTICAST = "225.3.19.154"  # netjack2's default group
@@ -105,9 +106,9 @@ class NetjackRig:
         """Start a jackd in ``ns`` (realtime if allowed, else not) and wait for it."""
         for rt in (["-R", "-P", "60"], ["--no-realtime"]):
             log = open(self.logs / f"{server}.log", "w")  # noqa: SIM115 (kept for the process)
-            proc = subprocess.Popen(self.in_ns(ns, "jackd", "-n", server, *rt, *driver),
-                                    stdout=log, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, env=self.env(server))
+            proc = popen_jackd(self.in_ns(ns, "jackd", "-n", server, *rt, *driver),
+                               stdout=log, stderr=subprocess.STDOUT,
+                               stdin=subprocess.DEVNULL, env=self.env(server))
             log.close()
             self._procs[key] = proc
             self._undo.append(("jackd", key))
@@ -154,12 +155,7 @@ class NetjackRig:
     def _stop(self, key: str) -> None:
         """SIGTERM the jackd (never SIGKILL: that leaks a registry slot) and wait for it."""
         proc = self._procs.pop(key, None)
-        if proc is None or proc.poll() is not None:
-            return
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
+        if proc is not None and not stop_jackd(proc, timeout=30):
             print(f"netjack_rig: jackd {key} still running after SIGTERM (pid {proc.pid})",
                   file=sys.stderr)
 

@@ -4,7 +4,8 @@ a child process, which must exit 0, 2 or 4 with no traceback, within bounded mem
 
 Several files go to one ``validate`` run (it reports each in turn), so a few hundred cases cost
 about two minutes.  ``YUEZHENG_FUZZ_SCALE=N`` runs N times as many.  The number of cases run
-and their exit codes are printed at the end.
+and their exit codes are printed at the end.  The files `check` reads (audio, show logs, MIDI)
+are fuzzed in ``test_fuzz_check.py``; the settings and the tally are shared (``fuzzing.py``).
 """
 
 from __future__ import annotations
@@ -12,43 +13,19 @@ from __future__ import annotations
 import io
 import json
 import math
-import os
 import struct
 import zipfile
-from collections import Counter
 from pathlib import Path
 
-import pytest
 from bounded_run import run_cli
-from hypothesis import HealthCheck, given, settings
+from fuzzing import BATCH, OUTCOMES, fuzz, report_outcomes  # noqa: F401 (a fixture)
+from hypothesis import given
 from hypothesis import strategies as st
 from mido.midifiles.midifiles import encode_variable_int
 
 from cues.builtin import BUILTIN_RITES, builtin_text
 from cues.cuetable import CUE_KEYS
 from cues.sheet import SETTING_KEYS
-
-SCALE = int(os.environ.get("YUEZHENG_FUZZ_SCALE", "1"))
-BATCH = 10  # files per validate run
-OUTCOMES: Counter[str] = Counter()
-
-
-def _fuzz(runs: int):
-    return settings(max_examples=runs * SCALE, deadline=None, database=None, derandomize=True,
-                    suppress_health_check=list(HealthCheck))
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _report(request: pytest.FixtureRequest):
-    yield
-    total = sum(OUTCOMES.values())
-    plugins = request.config.pluginmanager
-    reporter = plugins.get_plugin("terminalreporter")
-    capture = plugins.get_plugin("capturemanager")
-    if reporter is not None and capture is not None:
-        with capture.global_and_fixture_disabled():
-            reporter.write_line(f"\nfuzz: {total} cases run; by input and exit code: "
-                                f"{dict(sorted(OUTCOMES.items()))}")
 
 
 def _validate_batch(tmp: Path, kind: str, files: list[str]) -> None:
@@ -149,14 +126,14 @@ def _write_sheets(tmp: Path, texts: list[str]) -> list[str]:
     return names
 
 
-@_fuzz(8)
+@fuzz(8)
 @given(st.lists(mutated_sheets(), min_size=BATCH, max_size=BATCH))
 def test_mutated_builtin_sheets(tmp_path_factory, texts: list[str]) -> None:
     tmp = tmp_path_factory.mktemp("mutated")
     _validate_batch(tmp, "mutated sheet", _write_sheets(tmp, texts))
 
 
-@_fuzz(6)
+@fuzz(6)
 @given(st.lists(generated_sheets(), min_size=BATCH, max_size=BATCH))
 def test_generated_sheets(tmp_path_factory, texts: list[str]) -> None:
     tmp = tmp_path_factory.mktemp("generated")
@@ -249,20 +226,20 @@ def _validate_realizations(tmp: Path, kind: str, suffix: str, files: list[bytes]
     _validate_batch(tmp, kind, sheets)
 
 
-@_fuzz(4)
+@fuzz(4)
 @given(st.lists(midi_files(), min_size=BATCH, max_size=BATCH))
 def test_midi_realizations(tmp_path_factory, files: list[bytes]) -> None:
     _validate_realizations(tmp_path_factory.mktemp("mid"), "MIDI realization", ".mid", files)
 
 
-@_fuzz(2)
+@fuzz(2)
 @given(st.lists(musicxml_files(), min_size=BATCH, max_size=BATCH))
 def test_musicxml_realizations(tmp_path_factory, files: list[bytes]) -> None:
     _validate_realizations(tmp_path_factory.mktemp("xml"), "MusicXML realization", ".musicxml",
                            files)
 
 
-@_fuzz(2)
+@fuzz(2)
 @given(st.lists(mxl_files(), min_size=BATCH, max_size=BATCH))
 def test_mxl_realizations(tmp_path_factory, files: list[bytes]) -> None:
     _validate_realizations(tmp_path_factory.mktemp("mxl"), "MXL realization", ".mxl", files)
@@ -283,7 +260,7 @@ def release_csvs(draw: st.DrawFn) -> str:
     return header + "\n" + "\n".join(",".join(row) for row in rows) + "\n"
 
 
-@_fuzz(30)
+@fuzz(30)
 @given(release_csvs())
 def test_judge_csv(tmp_path_factory, text: str) -> None:
     path = tmp_path_factory.mktemp("csv") / "r.csv"

@@ -4,6 +4,7 @@ file and the limit, within bounded memory and time — never a hang, a traceback
 from __future__ import annotations
 
 import io
+import json
 import os
 import struct
 import zipfile
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 from bounded_run import ROOT, run_cli
 
-from cues.limits import COMBINATIONS, CUES, LIMITS, LOG_BYTES
+from cues.limits import COMBINATIONS, CUES, LIMITS, LOG_BYTES, MIDI_BYTES
 
 SHEET_HEAD = '[rite]\nid = "x"\ntitle = "t"\n'
 CUE = '[[cue]]\nid = "{id}"\nkind = "笙"\nat = "a"\ntrigger = "{trigger}"\npieces = [{piece}]\n' \
@@ -36,11 +37,14 @@ def _realized(tmp_path: Path, name: str, data: bytes) -> str:
     return _sheet(tmp_path, _cue(piece=f'{{ title = "由庚", by = "笙", realization = "{name}" }}'))
 
 
-def _musicxml(octave: int = 4, duration: int = 1) -> bytes:
+def _musicxml(octave: int = 4, duration: int = 1, shift: str = "") -> bytes:
+    """One C of ``octave`` lasting ``duration``, with a written transposition ``shift``."""
+    transpose = (f"<transpose><diatonic>0</diatonic><chromatic>0</chromatic><octave-change>"
+                 f"{shift}</octave-change></transpose>" if shift else "")
     return (
         '<?xml version="1.0"?><score-partwise version="3.1"><part-list><score-part id="P1">'
         '<part-name>x</part-name></score-part></part-list><part id="P1"><measure number="1">'
-        '<attributes><divisions>1</divisions></attributes><note><pitch><step>C</step>'
+        f'<attributes><divisions>1</divisions>{transpose}</attributes><note><pitch><step>C</step>'
         f'<octave>{octave}</octave></pitch><duration>{duration}</duration><type>quarter</type>'
         '</note></measure></part></score-partwise>').encode()
 
@@ -74,7 +78,8 @@ def test_a_zip_bomb_mxl_is_refused_quickly(tmp_path: Path) -> None:
     (_musicxml(octave=12), "key 156"),  # above MIDI's 127
     (_musicxml(octave=-3), "key -24"),
     (_musicxml(duration=10 ** 9), "over the limit for one note"),
-], ids=["above-127", "below-0", "endless-note"])
+    (_musicxml(shift="9" * 23), "cannot read this realization file"),  # an octave shift overflows
+], ids=["above-127", "below-0", "endless-note", "octave-shift"])
 def test_musicxml_out_of_range_is_exit_2_and_no_file(tmp_path: Path, data: bytes,
                                                      message: str) -> None:
     sheet = _realized(tmp_path, "r.musicxml", data)
@@ -82,7 +87,12 @@ def test_musicxml_out_of_range_is_exit_2_and_no_file(tmp_path: Path, data: bytes
     run = run_cli("midi", sheet, "-o", str(out))
     run.assert_clean((2,))
     assert "r.musicxml" in run.err and message in run.err
+    assert "Warning" not in run.err  # music21's own, printed past the CLI
     assert not out.exists()
+    if "one note" in message:  # the endless note once segfaulted render (a 0-byte WAV)
+        run = run_cli("render", sheet, "-o", str(tmp_path / "out.wav"))
+        run.assert_clean((2,))
+        assert "over the limit for one note" in run.err and not (tmp_path / "out.wav").exists()
 
 
 @pytest.mark.parametrize("track", [
@@ -288,6 +298,8 @@ def test_combinations_are_bounded() -> None:
 @pytest.mark.parametrize(("channels", "rate", "frames", "message"), [
     (17, 48_000, 100, "17 channels, over the limit for an audio file for check (16 channels"),
     (1, 1, 90_000, "90,000 seconds, over the limit for an audio file for check (86,400 seconds"),
+    (1, 2 ** 31 - 1, 100, "2,147,483,647 Hz, over the limit for the sample rate of an audio file "
+     "for check (768,000 Hz"),  # its analysis window alone took 2.4 GB
 ])
 def test_check_refuses_audio_past_its_limits_before_reading_it(
         tmp_path: Path, channels: int, rate: int, frames: int, message: str) -> None:
@@ -319,10 +331,118 @@ def test_a_hostile_show_log_line_is_exit_2(tmp_path: Path, line: str, message: s
     assert "show.jsonl" in resume.err
 
 
-def test_a_show_log_past_its_size_is_refused(tmp_path: Path) -> None:
-    log = tmp_path / "show.jsonl"
-    with open(log, "wb") as f:
-        f.truncate(LOG_BYTES.value + 1)  # sparse: no disk used
-    run = run_cli("check", str(log))
+@pytest.mark.parametrize(("name", "limit"), [("show.jsonl", LOG_BYTES), ("big.mid", MIDI_BYTES)])
+def test_a_file_for_check_past_its_size_is_refused(tmp_path: Path, name: str, limit) -> None:
+    path = tmp_path / name
+    with open(path, "wb") as f:
+        f.truncate(limit.value + 1)  # sparse: no disk used
+    run = run_cli("check", str(path))
     run.assert_clean((2,))
-    assert "over the limit for a show log for check" in run.err
+    assert f"{name}: the file is {limit.value + 1:,} bytes, over the limit for {limit.what}" \
+        in run.err
+
+
+def _jie_markers(count: str) -> bytes:
+    """A MIDI file of three 節 markers "節 k/COUNT" half a second apart (raw bytes: mido writes
+    marker text as latin-1 only)."""
+    from mido.midifiles.midifiles import encode_variable_int
+
+    track = b""
+    for k in (1, 2, 3):
+        text = f"節 {k}/{count}".encode()
+        track += (b"\x83\x60" if k > 1 else b"\x00") + b"\xff\x06" \
+            + bytes(encode_variable_int(len(text))) + text
+    track += b"\x00\xff\x2f\x00"
+    return (b"MThd" + struct.pack(">IHHH", 6, 0, 1, 480) + b"MTrk"
+            + struct.pack(">I", len(track)) + track)  # 480 ticks a beat at 120 bpm
+
+
+@pytest.mark.parametrize("kind", ["log", "midi"])
+def test_a_huge_jie_count_is_reported_in_bounded_memory(tmp_path: Path, kind: str) -> None:
+    """節 1–3 of a count of 10¹⁷ (a log once took 18.7 GB listing the missing ones)."""
+    count = 10 ** 17
+    if kind == "log":
+        path = tmp_path / "show.jsonl"
+        path.write_text("".join(json.dumps({"event": "jie", "t": k, "k": k, "n": count}) + "\n"
+                                for k in (1, 2, 3)), encoding="utf-8")
+    else:
+        path = tmp_path / "jie.mid"
+        path.write_bytes(_jie_markers(str(count)))
+    run = run_cli("check", "--verbose", str(path))
+    run.assert_clean((4,))
+    assert f"missing 節 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, " \
+           f"23 and {count - 23:,} more of {count}: the block is incomplete" in run.out
+
+
+def test_a_jie_marker_with_a_5000_digit_count_is_exit_2(tmp_path: Path) -> None:
+    path = tmp_path / "jie.mid"
+    path.write_bytes(_jie_markers("9" * 5000))
+    run = run_cli("check", str(path))
+    run.assert_clean((2,))
+    assert "jie.mid: track 0, tick 0: marker" in run.err and "is not of the form" in run.err
+
+
+def test_many_delivery_records_are_checked_in_bounded_time(tmp_path: Path) -> None:
+    """40,000 節 with as many late deadlines and output losses: once quadratic (a 1.5 MB log
+    of 20,000 took 37 s), now a few seconds."""
+    n = 40_000
+    lines = [{"event": "jie", "t": i * 0.5, "k": i % 5 + 1, "n": 5, "cue": "c"} for i in range(n)]
+    lines.append({"event": "late", "cue": "c", "t": 1.0, "late": 1, "missed": 0, "lost": 0,
+                  "worst_ms": 12.5, "times": [i * 0.5 + 0.1 for i in range(n)]})
+    lines += [{"event": "output-lost", "t": 1e6 + i} for i in range(n)]
+    log = tmp_path / "show.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    run = run_cli("check", str(log))
+    run.assert_clean((4,))
+    assert f"{n // 5} of {n // 5} blocks fail" in run.out  # each holds a late deadline
+
+
+@pytest.mark.parametrize(("subtype", "value"), [("FLOAT", float("nan")), ("DOUBLE", float("inf"))])
+def test_audio_with_a_sample_not_finite_is_exit_2_naming_it(tmp_path: Path, subtype: str,
+                                                            value: float) -> None:
+    """One NaN once made every onset strength NaN: "found only 0 onsets" said nothing useful."""
+    import numpy as np
+    import soundfile
+
+    x = np.zeros(8000 * 4)
+    x[::4000] = 0.8
+    x[12_345] = value
+    path = tmp_path / "a.wav"
+    soundfile.write(str(path), x, 8000, subtype=subtype)
+    run = run_cli("check", str(path))
+    run.assert_clean((2,))
+    assert "a.wav: sample 12,345 (at 1.543 s) is not a finite number (NaN or infinity)" in run.err
+
+
+def test_a_two_hour_wav_is_checked_in_blocks(tmp_path: Path) -> None:
+    """2 hours at 8 kHz (a sparse file: silence, no disk used): read whole as float64 it
+    would take 460 MB; streamed in blocks the run stays near the interpreter's own size (once
+    a 2-hour WAV cost `check` 8 GB)."""
+    rate, frames = 8000, 8000 * 7200
+    path = tmp_path / "long.wav"
+    with open(path, "wb") as f:
+        f.write(b"RIFF" + struct.pack("<I", 36 + 2 * frames) + b"WAVEfmt "
+                + struct.pack("<IHHIIHH", 16, 1, 1, rate, 2 * rate, 2, 16)
+                + b"data" + struct.pack("<I", 2 * frames))
+        f.truncate(44 + 2 * frames)
+    run = run_cli("check", str(path))
+    run.assert_clean((2,))
+    assert "long.wav: found only 0 onsets" in run.err
+    assert run.rss_mb < 300, run.rss_mb
+
+
+@pytest.mark.parametrize("name", ["in.wav", "in.jsonl", "in.mid"])
+def test_check_refuses_a_fifo_at_once(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    os.mkfifo(path)
+    run = run_cli("check", str(path), timeout=20)
+    run.assert_clean((2,))
+    assert name in run.err and "not a regular file" in run.err and run.seconds < 10
+
+
+def test_fluidsynth_to_a_directory_is_exit_2(tmp_path: Path) -> None:
+    """Once FluidSynth's render reported success for `-o DIR`."""
+    run = run_cli("render", "xiang-she", "--from", "she-jie", "--until", "she-jie",
+                  "--engine", "fluidsynth", "-o", str(tmp_path))
+    run.assert_clean((2,))
+    assert f"{tmp_path}: expected a .wav or .flac file" in run.err

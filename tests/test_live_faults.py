@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from jack_server import OwnServer, received
 from test_live_jack import _live
 from test_osc_hostile import GARBAGE, Remote, _dgram, _free_port
 from test_ports_jack import Receiver, _unsilenced
@@ -151,59 +152,6 @@ def test_a_connection_made_first_by_a_patchbay_counts(jack) -> None:
         rx.close()
 
 
-class OwnServer:
-    """A dummy JACK server of this test's own, under a unique name."""
-
-    def __init__(self, name: str = "yz-restart") -> None:
-        self.name = f"{name}-{os.getpid()}"
-        self.env = dict(os.environ, JACK_DEFAULT_SERVER=self.name, JACK_NO_START_SERVER="1")
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        # restore_signals=False: jackd inherits Python's ignored SIGPIPE — it writes to the
-        # sockets of clients that died, and killed by SIGPIPE it would keep its slot in JACK's
-        # registry of servers, as a SIGKILLed one does
-        self.proc = subprocess.Popen(["jackd", "-n", self.name, "-d", "dummy", "-r", "48000",
-                                      "-p", "256"], stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL, start_new_session=True,
-                                     restore_signals=False)
-        subprocess.run(["jack_wait", "-w", "-t", "10"], env=self.env, capture_output=True,
-                       timeout=20)
-
-    def stop(self) -> None:
-        """Stop the server (SIGTERM: a SIGKILLed jackd keeps its slot in JACK's registry of
-        servers, and with eight stale slots no server starts) and reap it."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(10)
-
-    def receiver(self) -> subprocess.Popen:
-        """A JACK receiver on this server, in a process of its own (a process's libjack
-        keeps to one server): it prints its port's name, and at a line on its stdin the
-        messages it got, in hex."""
-        proc = subprocess.Popen([sys.executable, "-c", RECEIVER, f"yzrx{os.getpid()}"],
-                                cwd=ROOT, env=self.env, stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, text=True)
-        assert proc.stdout is not None
-        proc.port_name = proc.stdout.readline().strip()  # type: ignore[attr-defined]
-        return proc
-
-
-RECEIVER = """
-import sys
-from instruments.ports.jacklib import JackMidiInput
-rx = JackMidiInput(sys.argv[1]).open()
-print(rx.own_name, flush=True)
-sys.stdin.readline()
-print(" ".join(data.hex() for _, data, _, _ in list(rx.messages)), flush=True)
-"""
-
-
-def _received(receiver: subprocess.Popen) -> list[bytes]:
-    out, _ = receiver.communicate("\n", timeout=10)
-    return [bytes.fromhex(h) for h in out.split()]
-
-
 def test_a_restarted_jack_server_is_rejoined(jack, tmp_path: Path) -> None:
     server = OwnServer()
     server.start()
@@ -219,7 +167,7 @@ def test_a_restarted_jack_server_is_rejoined(jack, tmp_path: Path) -> None:
             stderr=subprocess.PIPE, text=True)
         time.sleep(4)
         server.stop()
-        assert len(_received(receivers[0])) > 20
+        assert len(received(receivers[0])) > 20
         time.sleep(1)
         server.start()
         receivers.append(server.receiver())
@@ -228,7 +176,7 @@ def test_a_restarted_jack_server_is_rejoined(jack, tmp_path: Path) -> None:
         # messages were never heard (exit 1: not delivered whole)
         assert proc.returncode == 1, err
         assert "not delivered whole" in err and "OUTPUT LOST" in out, out + err
-        after = _received(receivers[1])
+        after = received(receivers[1])
         assert sum(m[0] & 0xF0 == 0x90 for m in after) > 10, "nothing reached the new server"
         assert _unsilenced(after) == set()
     finally:

@@ -16,7 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-from test_live_faults import RECEIVER, OwnServer, _children, _gone, _received
+from jack_server import RECEIVER, OwnServer, received
+from test_live_faults import _children, _gone
 from test_live_jack import _live
 from test_ports_jack import Receiver, _unsilenced
 
@@ -140,7 +141,7 @@ def test_a_full_period_buffer_defers_and_drops_nothing(jack) -> None:
             time.sleep(1.0)
             deferred, xruns = port.deferred, port.xruns - xruns
         time.sleep(0.2)
-        first = list(dict.fromkeys(_received(receiver)))  # each message at its first arrival
+        first = list(dict.fromkeys(received(receiver)))  # each message at its first arrival
         assert deferred > 0  # periods that were full
         assert [m for m in first if is_note_off(m) or is_all_off(m)] == closing
         if not xruns:

@@ -5,15 +5,13 @@ messages late, every operator action with its origin; `check LOG` fails the bloc
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from jack_server import OwnServer
 
 from cues.sheet import load_rite
 from sequencer.compiler import make_settings, select_cues
@@ -100,27 +98,11 @@ def test_a_nudge_is_shown_and_logged_with_its_origin(tmp_path: Path) -> None:
     assert actions[0]["result"].startswith("she-jie ×1.020 from")
 
 
-def _jackd() -> tuple[subprocess.Popen, str]:
-    """A JACK dummy server of this test's own (the shared one is never touched)."""
-    name = f"yz-test-{os.getpid()}"
-    env = dict(os.environ, JACK_DEFAULT_SERVER=name, JACK_NO_START_SERVER="1")
-    server = subprocess.Popen(["jackd", "-n", name, "--no-realtime", "-d", "dummy", "-r",
-                               "48000", "-p", "256"], env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, start_new_session=True)
-    if subprocess.run(["jack_wait", "-w", "-t", "10"], env=env, capture_output=True,
-                      timeout=20).returncode != 0:
-        server.terminate()
-        server.wait(10)
-        pytest.skip("could not start a JACK dummy server of our own")
-    return server, name
-
-
 @pytest.mark.jack
-def test_killing_the_jack_server_mid_show_fails_live_and_check(tmp_path: Path) -> None:
-    if not (shutil.which("jackd") and shutil.which("jack_midi_dump")):
-        pytest.skip("jackd and jack_midi_dump are needed")
-    server, name = _jackd()
-    env = dict(os.environ, JACK_DEFAULT_SERVER=name, JACK_NO_START_SERVER="1")
+def test_killing_the_jack_server_mid_show_fails_live_and_check(jack, tmp_path: Path) -> None:
+    server = OwnServer("yz-test")
+    server.start()
+    env = server.env
     dump = subprocess.Popen(["jack_midi_dump"], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     log = tmp_path / "show.jsonl"
@@ -136,16 +118,13 @@ def test_killing_the_jack_server_mid_show_fails_live_and_check(tmp_path: Path) -
         while time.perf_counter() < deadline and '"k": 3' not in (
                 log.read_text(encoding="utf-8") if log.exists() else ""):
             time.sleep(0.05)
-        # our own server, mid-show (SIGTERM: a SIGKILLed jackd keeps its slot in JACK's
-        # registry of servers, which holds 8, and later servers cannot start)
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(10)
+        server.stop()  # our own server, mid-show
         out, err = live.communicate(timeout=60)
     finally:
-        for proc in (dump, server):
-            if proc.poll() is None:
-                proc.terminate()
-                proc.wait(10)
+        if dump.poll() is None:
+            dump.terminate()
+            dump.wait(10)
+        server.stop()
     assert live.returncode == 1, out + err
     assert "OUTPUT LOST at" in out and "not delivered whole" in err
     records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
