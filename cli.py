@@ -65,6 +65,11 @@ def printable(text: str) -> str:
     return _CONTROL_RE.sub(lambda m: repr(m.group())[1:-1], text)
 
 
+def one_line(text: str) -> str:
+    """``printable`` and the newline escaped too: a name from a file on one line of a table."""
+    return printable(text).replace("\n", "\\n")
+
+
 def _out(text: str = "") -> None:
     sys.stdout.write(printable(text) + "\n")
 
@@ -578,7 +583,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         bad = f" ({len(block.violations)} off the grid)" if block.violations else ""
         _out(f"  {number:>2}  {count:>9}  {block.mean_interval_s:>12.6f} s  "
              f"{block.max_deviation_ms:>7.3f} ms  {block.cv * 100:>7.3f}%{shift}  "
-             f"{'ok' if block.ok else 'FAIL':<6}  {block.label}{bad}")
+             f"{'ok' if block.ok else 'FAIL':<6}  {one_line(block.label)}{bad}")
         if not args.verbose:
             continue
         for v in block.violations:

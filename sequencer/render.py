@@ -129,6 +129,11 @@ def find_soundfont(explicit: str | None) -> Path:
         p = Path(explicit)
         if not p.is_file():
             raise UserError(f"--soundfont {explicit}: no such file")
+        with p.open("rb") as f:
+            head = f.read(12)
+        if len(head) < 12 or head[:4] != b"RIFF" or head[8:12] != b"sfbk":
+            raise UserError(f"--soundfont {explicit}: not a SoundFont 2 file (a RIFF 'sfbk' "
+                            "file, .sf2)")
         return p
     for candidate in SOUNDFONT_PATHS:
         if Path(candidate).is_file():

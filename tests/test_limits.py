@@ -446,3 +446,33 @@ def test_fluidsynth_to_a_directory_is_exit_2(tmp_path: Path) -> None:
                   "--engine", "fluidsynth", "-o", str(tmp_path))
     run.assert_clean((2,))
     assert f"{tmp_path}: expected a .wav or .flac file" in run.err
+
+
+def test_a_junk_soundfont_is_exit_2(tmp_path: Path) -> None:
+    """Once FluidSynth rendered ten minutes of silence from a junk .sf2 and reported success."""
+    junk = tmp_path / "junk.sf2"
+    junk.write_bytes(os.urandom(4096))
+    out = tmp_path / "x.wav"
+    run = run_cli("render", "xiang-she", "--from", "she-jie", "--until", "she-jie",
+                  "--engine", "fluidsynth", "--soundfont", str(junk), "-o", str(out))
+    run.assert_clean((2,))
+    assert f"--soundfont {junk}: not a SoundFont 2 file" in run.err
+    assert not out.exists()
+
+
+def test_a_cue_name_with_a_newline_stays_on_its_line(tmp_path: Path) -> None:
+    """A show log's cue name is shown escaped: a newline in it cannot start a line of the
+    report of its own."""
+    log = tmp_path / "show.jsonl"
+    run_cli("live", "xiang-she", "--from", "she-jie", "--until", "she-jie", "--auto",
+            "--jie-seconds", "0.1", "--output", "memory:", "--plain",
+            "--log", str(log)).assert_clean((0, 1))
+    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    for r in records:
+        if r.get("cue") == "she-jie":
+            r["cue"] = "she\njie: FORGED"
+    log.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    run = run_cli("check", str(log))
+    run.assert_clean((0, 4))
+    assert "she\\njie: FORGED" in run.out
+    assert not any(line.startswith("jie: FORGED") for line in run.out.splitlines())
