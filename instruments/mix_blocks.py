@@ -119,7 +119,7 @@ def preroll_blocks(room: Room, block: int) -> int:
     if room.mode == "dry":
         return 0
     reach = max(room.max_delay, Wet(room).overlap.shape[1] * TAIL_DECIMATION)
-    return math.ceil(reach / block) + 1
+    return math.ceil(reach / block)
 
 
 def raw_blocks(

@@ -123,7 +123,7 @@ def _master(slot: _Slot, first: int, segment: int, total: int, block: int, pack:
         nodes = slot.nodes[i, :-(-n // LIMITER_CHUNK) + 1]
         frames = slot.frames[i, :n]
         out = frames if np.isnan(nodes[0]) else frames * curve(nodes, n)[:, None]
-        slot.peaks[i] = float(np.abs(out).max(initial=0.0))
+        slot.peaks[i] = max(float(out.max(initial=0.0)), -float(out.min(initial=0.0)))
         if pack:
             slot.packed(i, n)[:] = pack24(out)
         elif out is not frames:

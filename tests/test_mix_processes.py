@@ -89,6 +89,16 @@ def test_processes_give_the_bytes_of_one_run(room_name: str, pack: bool) -> None
     assert multiprocessing.active_children() == []
 
 
+@pytest.mark.parametrize("block", [BLOCK, 12288])  # short blocks: a pre-roll of several
+def test_a_run_from_any_block_gives_the_bytes_of_one_run(block: int) -> None:
+    placed, total, room = _placed(12, "courtyard")
+    one = _dense(mix_blocks.raw_blocks(placed, total, block, room, merged=True), ("",))
+    assert mix_blocks.preroll_blocks(room, block) >= (2 if block < BLOCK else 1)
+    for first in range(1, len(one)):
+        later = _dense(mix_blocks.raw_blocks(placed, total, block, room, True, first), ("",))
+        assert all(np.array_equal(a, b) for a, b in zip(one[first:], later, strict=True)), first
+
+
 def test_threads_give_the_bytes_of_one_run_per_stem() -> None:
     placed, total, room = _placed(30, "courtyard")
     stems = tuple(sorted({p.stem for p in placed}))
