@@ -26,7 +26,7 @@ against pyloudnorm: within ±0.5 LU of the target).  Memory stays bounded: frame
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import cache
 from typing import Protocol
 
@@ -203,7 +203,8 @@ class _Frames:
         self.pending = energy[whole:]
 
 
-def estimated_loudness(placed: Sequence[PlacedNote], total: int, room: Room) -> float:
+def estimated_loudness(placed: Sequence[PlacedNote], total: int, room: Room,
+                       rendered: Iterator[tuple[NoteKey, np.ndarray]] | None = None) -> float:
     """The integrated loudness (LUFS) of the placed notes' mix before any gain (``placed``
     sorted by start, ``total`` the render's length in samples); the notes are rendered (and
     cached) on the way, several at a time (``instruments.voices.render_keys``)."""
@@ -211,7 +212,8 @@ def estimated_loudness(placed: Sequence[PlacedNote], total: int, room: Room) -> 
 
     sr = room.sample_rate
     frames = _Frames(sr)
-    rendered = voices.render_keys(dict.fromkeys(p.key for p in placed))  # first-use order
+    if rendered is None:  # (key, sound) in the order of first use
+        rendered = voices.render_keys(dict.fromkeys(p.key for p in placed))
     last_use = {p.key: i for i, p in enumerate(placed)}
     energies: dict[NoteKey, Energies] = {}
     for i, p in enumerate(placed):

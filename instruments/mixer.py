@@ -258,9 +258,14 @@ def mastered_blocks(
     block = max(1, round(block_s * sample_rate / LIMITER_CHUNK)) * LIMITER_CHUNK
     gain = 1.0
     if how.loudness is not None and placed:
-        voice_processes.prepare(p.key for p in whole)  # on processes where it is worth it
         whole_total = max(p.end for p in whole) + room.extra if whole else total
-        measured = estimated_loudness(whole, whole_total, room)
+        # the notes rendered on processes where it is worth it, measured as they come
+        stream = voice_processes.rendered(p.key for p in whole)
+        try:
+            measured = estimated_loudness(whole, whole_total, room, stream)
+        finally:
+            if stream is not None:
+                stream.close()
         if math.isfinite(measured):
             gain = 10.0 ** ((how.loudness - measured) / 20.0)
     if stats is not None:

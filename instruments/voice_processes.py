@@ -2,12 +2,13 @@
 
 Before a render normalised to a loudness target is mixed, every distinct note is synthesized
 and its K-weighted energy measured (``instruments.loudness_estimate``).  In one process the
-voices take turns on the GIL; so ``prepare`` forks ``VOICE_PROCESSES`` children that take the
-notes from a queue, longest first, write each sound into its place in an anonymous shared
-memory map and send back its energies.  This process puts views of that map into the note
-cache (``instruments.voices.keep_wave``) and the energies into the estimate's cache: the
-estimate and the mix then find every note ready, and the mixing processes forked later share
-the same map.  The sounds are the bytes ``synthesize`` gives in one process.
+voices take turns on the GIL; so ``rendered`` forks ``VOICE_PROCESSES`` children that take the
+notes from a queue in the order the estimate reads them, write each sound into its place in
+an anonymous shared memory map and send back its energies.  This process puts views of that
+map into the note cache (``instruments.voices.keep_wave``) and the energies into the
+estimate's cache, and hands each note on as it comes, so the estimate runs while the children
+render; the mix then finds every note ready, and the mixing processes forked later share the
+same map.  The sounds are the bytes ``synthesize`` gives in one process.
 
 It is skipped (the caller renders as before, on threads) where ``fork`` is missing, when
 ``YUEZHENG_MIX_PROCESSES=0``, for a handful of notes, or when the notes would take more than
@@ -22,7 +23,7 @@ import multiprocessing
 import os
 import queue
 import signal
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -60,20 +61,28 @@ def _child(keys: Sequence[NoteKey], offsets: Sequence[int], shared: mmap.mmap,
             done.put((i, None, f"voice process: {type(exc).__name__}: {exc}"))
 
 
-def prepare(keys: Iterable[NoteKey], processes: int = VOICE_PROCESSES) -> bool:
-    """Synthesize the notes of ``keys`` not yet cached, with their energies, on processes;
-    False (nothing done) where that is not possible or not worth it."""
-    todo = [k for k in dict.fromkeys(keys) if voices.cached_wave(k) is None]
+def rendered(keys: Iterable[NoteKey], processes: int = VOICE_PROCESSES,
+             ) -> Iterator[tuple[NoteKey, np.ndarray]] | None:
+    """(key, sound) for each of ``keys`` in order, as soon as a child has rendered it (its
+    energies go to the estimate's cache on the way), so that the loudness estimate runs while
+    the children render; None where processes are not possible or not worth it (the caller
+    renders on threads: ``voices.render_keys``)."""
+    order = list(dict.fromkeys(keys))
+    todo = [k for k in order if voices.cached_wave(k) is None]
     lengths = [key_length(k) for k in todo]
-    nbytes = 4 * sum(lengths)
-    if not _usable(todo, nbytes):
-        return False
+    if not _usable(todo, 4 * sum(lengths)):
+        return None
+    return _rendered(order, todo, lengths, processes)
+
+
+def _rendered(order: list[NoteKey], todo: list[NoteKey], lengths: list[int], processes: int,
+              ) -> Iterator[tuple[NoteKey, np.ndarray]]:
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64) * 4
-    shared = mmap.mmap(-1, max(1, nbytes))
+    shared = mmap.mmap(-1, max(1, 4 * sum(lengths)))
     ctx = multiprocessing.get_context("fork")
     tasks: multiprocessing.SimpleQueue = ctx.SimpleQueue()
     done: multiprocessing.Queue = ctx.Queue()
-    for i in sorted(range(len(todo)), key=lambda i: -lengths[i]):  # longest first
+    for i in range(len(todo)):  # in the order of first use: the estimate reads them so
         tasks.put(i)
     children = [ctx.Process(target=_child, name=f"yuezheng-voice-{c}", daemon=True,
                             args=(todo, offsets.tolist(), shared, tasks, done))
@@ -81,13 +90,20 @@ def prepare(keys: Iterable[NoteKey], processes: int = VOICE_PROCESSES) -> bool:
     for child in children:
         tasks.put(None)
         child.start()
+    index = {k: i for i, k in enumerate(todo)}
+    ready: set[int] = set()
     try:
-        for _ in range(len(todo)):
-            i, energies, error = _next(done, children)
-            wave = np.frombuffer(shared, dtype=np.float32, count=lengths[i],
-                                 offset=int(offsets[i]))
-            voices.keep_wave(todo[i], wave)
-            keep_energy(todo[i], energies)
+        for key in order:
+            i = index.get(key)
+            while i is not None and i not in ready:
+                j, energies = _next(done, children)
+                voices.keep_wave(todo[j], np.frombuffer(shared, dtype=np.float32,
+                                                        count=lengths[j],
+                                                        offset=int(offsets[j])))
+                keep_energy(todo[j], energies)
+                ready.add(j)
+            wave = voices.cached_wave(key)
+            yield key, wave if wave is not None else voices.render_key(key)
     finally:
         for child in children:
             child.join(timeout=2.0)
@@ -96,11 +112,10 @@ def prepare(keys: Iterable[NoteKey], processes: int = VOICE_PROCESSES) -> bool:
                 child.join()
         done.close()
         done.join_thread()
-    return True
 
 
 def _next(done: multiprocessing.Queue, children: list[multiprocessing.process.BaseProcess],
-          ) -> tuple[int, tuple, None]:
+          ) -> tuple[int, tuple]:
     while True:
         try:
             i, energies, error = done.get(timeout=_POLL_S)
@@ -112,4 +127,4 @@ def _next(done: multiprocessing.Queue, children: list[multiprocessing.process.Ba
             continue
         if error is not None:
             raise UserError(error)
-        return i, energies, None
+        return i, energies
