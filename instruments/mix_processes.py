@@ -170,13 +170,17 @@ def mastered(
                 for i in range(processes)]
     for child in children:
         child.start()
+    whole = False
     try:
         run = _Run(total, block, segment, slots, processes, shared, limiter, tasks)
         yield from run.blocks(done, children, pack)
+        whole = True
     finally:
         for _ in children:
             tasks.put(None)
         for child in children:
+            if not whole:  # stopped early (an error, Ctrl-C): what they do is not wanted
+                child.kill()
             child.join(timeout=2.0)
             if child.is_alive():
                 child.kill()

@@ -92,6 +92,7 @@ def _rendered(order: list[NoteKey], todo: list[NoteKey], lengths: list[int], pro
         child.start()
     index = {k: i for i, k in enumerate(todo)}
     ready: set[int] = set()
+    whole = False
     try:
         for key in order:
             i = index.get(key)
@@ -104,8 +105,11 @@ def _rendered(order: list[NoteKey], todo: list[NoteKey], lengths: list[int], pro
                 ready.add(j)
             wave = voices.cached_wave(key)
             yield key, wave if wave is not None else voices.render_key(key)
+        whole = True
     finally:
         for child in children:
+            if not whole:  # stopped early (an error, Ctrl-C): what they do is not wanted
+                child.kill()
             child.join(timeout=2.0)
             if child.is_alive():
                 child.kill()

@@ -144,3 +144,45 @@ def test_a_child_killed_mid_mix_is_a_clear_error() -> None:
         for _ in blocks:
             pass
     assert multiprocessing.active_children() == []
+
+
+def _children_of(pid: int) -> list[int]:
+    tasks = Path(f"/proc/{pid}/task")
+    found: list[int] = []
+    for task in tasks.iterdir() if tasks.exists() else ():
+        text = (task / "children").read_text() if (task / "children").exists() else ""
+        found += [int(c) for c in text.split()]
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGINT])
+def test_a_render_killed_mid_mix_leaves_no_process(tmp_path: Path, signum: int) -> None:
+    """The render's children die with it (parent-death signal), Ctrl-C included."""
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen([sys.executable, str(root / "cli.py"), "render", "xiang-she", "-o",
+                             str(tmp_path / "x.wav")], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    children: list[int] = []
+    while time.monotonic() < deadline and proc.poll() is None:
+        children = _children_of(proc.pid)
+        if len(children) == 2:  # the voice or the mixing processes at work
+            break
+        time.sleep(0.01)
+    assert len(children) == 2, "the render ended before its processes were seen"
+    os.kill(proc.pid, signum)
+    proc.wait(timeout=30)
+    time.sleep(0.5)
+    assert not [c for c in children if _alive(c)]
+    assert not (tmp_path / "x.wav").exists()
