@@ -26,25 +26,20 @@ that dies is a clear error and the render is not written.
 from __future__ import annotations
 
 import mmap
-import multiprocessing
-import os
-import queue
-import signal
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from cues.errors import UserError
+from instruments import workers
 from instruments.limiter import LIMITER_CHUNK, PeakLimiter, curve
 from instruments.mix_blocks import SEGMENT_BLOCKS, PlacedNote, raw_blocks
-from instruments.parent_death import die_with_parent
 from instruments.room import Room
 from instruments.wavfile import pack24
+from instruments.workers import Workers
 
 MIX_PROCESSES = 2
-_POLL_S = 0.5  # how often a wait for a child checks that the children still live
 
 
 @dataclass(frozen=True)
@@ -59,9 +54,7 @@ class Packed:
 
 def usable(blocks: int, segment: int = SEGMENT_BLOCKS) -> bool:
     """Whether a render of ``blocks`` blocks can and should be made on processes."""
-    return (MIX_PROCESSES > 1 and blocks > 2 * segment
-            and "fork" in multiprocessing.get_all_start_methods()
-            and os.environ.get("YUEZHENG_MIX_PROCESSES", "") != "0")
+    return MIX_PROCESSES > 1 and blocks > 2 * segment and workers.possible()
 
 
 class _Slot:
@@ -130,24 +123,17 @@ def _master(slot: _Slot, first: int, segment: int, total: int, block: int, pack:
             frames[:] = out
 
 
-def _child(args: tuple, shared: mmap.mmap, segment: int, pack: bool,
-           tasks: multiprocessing.SimpleQueue, done: multiprocessing.Queue) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    die_with_parent(signal.SIGKILL)
+def _work(task: tuple[str, int, int], args: tuple, shared: mmap.mmap, segment: int,
+          pack: bool) -> tuple[str, int]:
+    """A child's step: mix or master one segment in its slot; returns (step, segment)."""
     _, total, block, _ = args
-    while (task := tasks.get()) is not None:
-        kind, index, slot_index = task
-        slot = _Slot(shared, slot_index, segment, block)
-        try:
-            if kind == "mix":
-                _mix(slot, index * segment, segment, args)
-            else:
-                _master(slot, index * segment, segment, total, block, pack)
-            done.put((kind, index, None))
-        except UserError as exc:
-            done.put((kind, index, str(exc)))
-        except BaseException as exc:  # handed to the parent, which raises it
-            done.put((kind, index, f"mixing process: {type(exc).__name__}: {exc}"))
+    kind, index, slot_index = task
+    slot = _Slot(shared, slot_index, segment, block)
+    if kind == "mix":
+        _mix(slot, index * segment, segment, args)
+    else:
+        _master(slot, index * segment, segment, total, block, pack)
+    return kind, index
 
 
 def mastered(
@@ -159,34 +145,19 @@ def mastered(
     for p in placed:  # the room's per-place delays and gains, before the children share it
         room.taps(*p.place)
         room.low_reflections(*p.place)
-    ctx = multiprocessing.get_context("fork")
     slots = processes + 2
     shared = mmap.mmap(-1, slots * _Slot.size(segment, block))
-    tasks: multiprocessing.SimpleQueue = ctx.SimpleQueue()
-    done: multiprocessing.Queue = ctx.Queue()
-    children = [ctx.Process(target=_child, name=f"yuezheng-mix-{i}", daemon=True,
-                            args=((placed, total, block, room), shared, segment, pack, tasks,
-                                  done))
-                for i in range(processes)]
-    for child in children:
-        child.start()
+    args = (placed, total, block, room)
+    pool = Workers("mixing", "mix", lambda task: _work(task, args, shared, segment, pack),
+                   processes)
+    pool.start()
     whole = False
     try:
-        run = _Run(total, block, segment, slots, processes, shared, limiter, tasks)
-        yield from run.blocks(done, children, pack)
+        run = _Run(total, block, segment, slots, processes, shared, limiter, pool)
+        yield from run.blocks(pack)
         whole = True
     finally:
-        for _ in children:
-            tasks.put(None)
-        for child in children:
-            if not whole:  # stopped early (an error, Ctrl-C): what they do is not wanted
-                child.kill()
-            child.join(timeout=2.0)
-            if child.is_alive():
-                child.kill()
-                child.join()
-        done.close()
-        done.join_thread()
+        pool.stop(whole)
         # the map is unmapped when the last view of it is gone
 
 
@@ -194,15 +165,14 @@ class _Run:
     """This process's side: hands out the segments, limits them in order, yields blocks."""
 
     def __init__(self, total: int, block: int, segment: int, slots: int, processes: int,
-                 shared: mmap.mmap, limiter: PeakLimiter, tasks: multiprocessing.SimpleQueue,
-                 ) -> None:
+                 shared: mmap.mmap, limiter: PeakLimiter, workers: Workers) -> None:
         self.total, self.block, self.segment = total, block, segment
         self.count = -(-total // block)
         self.segments = -(-self.count // segment)
         self.processes = processes
         self.shared = shared
         self.limiter = limiter
-        self.tasks = tasks
+        self.workers = workers
         self.free = deque(range(slots))
         self.slot_of: dict[int, int] = {}
         self.handed = 0
@@ -214,7 +184,7 @@ class _Run:
         while (self.handed < self.segments and self.free
                and self.handed - len(self.mixed) < self.processes):
             self.slot_of[self.handed] = slot = self.free.popleft()
-            self.tasks.put(("mix", self.handed, slot))
+            self.workers.put(("mix", self.handed, slot))
             self.handed += 1
 
     def _slot(self, index: int) -> _Slot:
@@ -233,15 +203,13 @@ class _Run:
             slot.nodes[i] = np.nan
             if nodes is not None:
                 slot.nodes[i, :m + 1] = nodes
-        self.tasks.put(("master", index, self.slot_of[index]))
+        self.workers.put(("master", index, self.slot_of[index]))
 
-    def blocks(self, done: multiprocessing.Queue,
-               children: list[multiprocessing.process.BaseProcess], pack: bool,
-               ) -> Iterator[tuple[int, np.ndarray | Packed]]:
+    def blocks(self, pack: bool) -> Iterator[tuple[int, np.ndarray | Packed]]:
         limited = written = 0
         self._top_up()
         while written < self.segments:
-            kind, index = _next_done(done, children)
+            kind, index = self.workers.result()
             (self.mixed if kind == "mix" else self.mastered).add(index)
             while limited < self.segments and limited in self.mixed:
                 self._limit(limited)
@@ -256,21 +224,3 @@ class _Run:
                 self.free.append(self.slot_of.pop(written))
                 written += 1
             self._top_up()
-
-
-def _next_done(done: multiprocessing.Queue,
-               children: list[multiprocessing.process.BaseProcess]) -> tuple[str, int]:
-    """The next (step, segment) a child has finished; a child's error is raised here, and a
-    child that died without a word is one."""
-    while True:
-        try:
-            kind, index, error = done.get(timeout=_POLL_S)
-        except queue.Empty:
-            dead = [c for c in children if not c.is_alive()]
-            if dead:
-                raise UserError(f"a mixing process ended unexpectedly (exit code "
-                                f"{dead[0].exitcode}): the render was not written") from None
-            continue
-        if error is not None:
-            raise UserError(error)
-        return kind, index

@@ -201,10 +201,9 @@ class _Mastering:
                ) -> Iterator[MasteredBlock]:
         """Master the raw blocks in order, each once the next one's peaks are known."""
         pending: tuple[dict[str, np.ndarray], np.ndarray, np.ndarray] | None = None
-        for item in raw_blocks:  # (n, raw) or (n, raw, the mix's requirements found already)
-            n, raw = item[0], item[1]
+        for n, raw in raw_blocks:
             mix = self.mix(raw, n)
-            req = item[2] if len(item) > 2 and self.gain == 1.0 else self.required(raw, mix)
+            req = self.required(raw, mix)
             if pending is not None:
                 yield self.finish(*pending, float(req[0]))
             pending = (raw, mix, req)

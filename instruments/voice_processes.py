@@ -19,46 +19,31 @@ ignore SIGINT, die with this process and are reaped on every way out.
 from __future__ import annotations
 
 import mmap
-import multiprocessing
-import os
-import queue
-import signal
 from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from cues.errors import UserError
-from instruments import voices
-from instruments.loudness_estimate import keep_energy, note_energy
-from instruments.parent_death import die_with_parent
+from instruments import voices, workers
+from instruments.loudness_estimate import Energies, keep_energy, note_energy
 from instruments.synthesis import synthesize
 from instruments.voice_models import NoteKey, key_length
+from instruments.workers import Workers
 
 VOICE_PROCESSES = 2
 MIN_NOTES = 16  # fewer notes than this: not worth a fork
-_POLL_S = 0.5
 
 
 def _usable(keys: Sequence[NoteKey], nbytes: int) -> bool:
-    return (VOICE_PROCESSES > 1 and len(keys) >= MIN_NOTES
-            and "fork" in multiprocessing.get_all_start_methods()
-            and os.environ.get("YUEZHENG_MIX_PROCESSES", "") != "0"
+    return (VOICE_PROCESSES > 1 and len(keys) >= MIN_NOTES and workers.possible()
             and nbytes <= voices.cache_limit_bytes() // 2)
 
 
-def _child(keys: Sequence[NoteKey], offsets: Sequence[int], shared: mmap.mmap,
-           tasks: multiprocessing.SimpleQueue, done: multiprocessing.Queue) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    die_with_parent(signal.SIGKILL)
-    while (i := tasks.get()) is not None:
-        try:
-            wave = synthesize(keys[i])
-            np.frombuffer(shared, dtype=np.float32, count=wave.size, offset=offsets[i])[:] = wave
-            done.put((i, note_energy(wave, keys[i].sample_rate), None))
-        except UserError as exc:
-            done.put((i, None, str(exc)))
-        except BaseException as exc:  # handed to the parent, which raises it
-            done.put((i, None, f"voice process: {type(exc).__name__}: {exc}"))
+def _work(i: int, keys: Sequence[NoteKey], offsets: Sequence[int], shared: mmap.mmap,
+          ) -> tuple[int, Energies]:
+    """A child's step: note ``i`` synthesized into its place in the map; (i, its energies)."""
+    wave = synthesize(keys[i])
+    np.frombuffer(shared, dtype=np.float32, count=wave.size, offset=offsets[i])[:] = wave
+    return i, note_energy(wave, keys[i].sample_rate)
 
 
 def rendered(keys: Iterable[NoteKey], processes: int = VOICE_PROCESSES,
@@ -79,17 +64,11 @@ def _rendered(order: list[NoteKey], todo: list[NoteKey], lengths: list[int], pro
               ) -> Iterator[tuple[NoteKey, np.ndarray]]:
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64) * 4
     shared = mmap.mmap(-1, max(1, 4 * sum(lengths)))
-    ctx = multiprocessing.get_context("fork")
-    tasks: multiprocessing.SimpleQueue = ctx.SimpleQueue()
-    done: multiprocessing.Queue = ctx.Queue()
+    places = offsets.tolist()
+    pool = Workers("voice", "voice", lambda i: _work(i, todo, places, shared), processes)
     for i in range(len(todo)):  # in the order of first use: the estimate reads them so
-        tasks.put(i)
-    children = [ctx.Process(target=_child, name=f"yuezheng-voice-{c}", daemon=True,
-                            args=(todo, offsets.tolist(), shared, tasks, done))
-                for c in range(processes)]
-    for child in children:
-        tasks.put(None)
-        child.start()
+        pool.put(i)
+    pool.start()
     index = {k: i for i, k in enumerate(todo)}
     ready: set[int] = set()
     whole = False
@@ -97,7 +76,7 @@ def _rendered(order: list[NoteKey], todo: list[NoteKey], lengths: list[int], pro
         for key in order:
             i = index.get(key)
             while i is not None and i not in ready:
-                j, energies = _next(done, children)
+                j, energies = pool.result()
                 voices.keep_wave(todo[j], np.frombuffer(shared, dtype=np.float32,
                                                         count=lengths[j],
                                                         offset=int(offsets[j])))
@@ -107,28 +86,4 @@ def _rendered(order: list[NoteKey], todo: list[NoteKey], lengths: list[int], pro
             yield key, wave if wave is not None else voices.render_key(key)
         whole = True
     finally:
-        for child in children:
-            if not whole:  # stopped early (an error, Ctrl-C): what they do is not wanted
-                child.kill()
-            child.join(timeout=2.0)
-            if child.is_alive():
-                child.kill()
-                child.join()
-        done.close()
-        done.join_thread()
-
-
-def _next(done: multiprocessing.Queue, children: list[multiprocessing.process.BaseProcess],
-          ) -> tuple[int, tuple]:
-    while True:
-        try:
-            i, energies, error = done.get(timeout=_POLL_S)
-        except queue.Empty:
-            dead = [c for c in children if not c.is_alive() and c.exitcode != 0]
-            if dead:
-                raise UserError(f"a voice process ended unexpectedly (exit code "
-                                f"{dead[0].exitcode}): the render was not written") from None
-            continue
-        if error is not None:
-            raise UserError(error)
-        return i, energies
+        pool.stop(whole)
