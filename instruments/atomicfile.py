@@ -9,10 +9,16 @@ prints.  While files are being written, SIGTERM raises ``Interrupted`` as Ctrl-C
 KeyboardInterrupt, so that a killed run cleans up too (in the main thread only: signal handlers
 live there).  The renames of one group (a mix and its stems) are done with SIGINT and SIGTERM
 blocked, so that an interruption cannot leave half a group renamed.
+
+A long file is opened with ``open_write_behind``: its written pages are handed to the disk as
+it grows (every ``WRITE_BEHIND_BYTES``), not all at its close and sync — on ext4 a 600 MB
+render's close (the temporary was truncated on opening) or sync otherwise waited 0.2–0.3 s
+for everything at the end.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import tempfile
@@ -22,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
+WRITE_BEHIND_BYTES = 32 << 20
 
 
 class Interrupted(KeyboardInterrupt):
@@ -76,6 +83,38 @@ class AtomicFiles:
             temp.unlink(missing_ok=True)
             exc.add_note(_not_written(final))
         self._staged.clear()
+
+
+class _WriteBehind(io.BufferedWriter):
+    """A buffered file that starts the write-back of what it holds every ``WRITE_BEHIND_BYTES``
+    (``posix_fadvise(DONTNEED)``: the kernel writes the dirty pages out in the background and
+    keeps no clean ones; nothing waits, and the sync at the commit finds little left)."""
+
+    def __init__(self, raw: io.FileIO) -> None:
+        super().__init__(raw, buffer_size=1 << 20)
+        self._unsent = 0
+
+    def write(self, data: bytes | bytearray | memoryview) -> int:  # type: ignore[override]
+        n = super().write(data)
+        self._unsent += n
+        if self._unsent >= WRITE_BEHIND_BYTES:
+            self._unsent = 0
+            self.flush()
+            os.posix_fadvise(self.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+        return n
+
+
+def open_write_behind(path: str | Path) -> io.BufferedWriter:
+    """``path`` opened for writing from its start, as ``open(path, "wb")`` but without
+    truncating it (a ``temp_for`` file is new and empty) and, where the system can, handing
+    its pages to the disk as it grows (``_WriteBehind``)."""
+    raw = io.FileIO(os.open(path, os.O_WRONLY | os.O_CREAT, 0o666), "w")
+    if os.fstat(raw.fileno()).st_size:
+        raw.close()
+        raise ValueError(f"{path} is not empty")
+    if not hasattr(os, "posix_fadvise"):
+        return io.BufferedWriter(raw, buffer_size=1 << 20)
+    return _WriteBehind(raw)
 
 
 def _not_written(final: Path) -> str:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from cues.errors import UserError
-from instruments.atomicfile import atomic_files
+from instruments.atomicfile import atomic_files, open_write_behind
 from instruments.mix_processes import Packed
 from instruments.mixer import (
     DEFAULT_BLOCK_S,
@@ -110,7 +110,7 @@ def _open_audio(files: contextlib.ExitStack, path: Path, fmt: str, sample_rate: 
     with ``files``."""
     import soundfile as sf  # keep `yuezheng --help` fast
 
-    raw = files.enter_context(path.open("wb"))
+    raw = files.enter_context(open_write_behind(path))
     if fmt == "WAV":
         return files.enter_context(Wav24Writer(raw, sample_rate, 2))
     return files.enter_context(sf.SoundFile(

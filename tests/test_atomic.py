@@ -157,3 +157,31 @@ def test_the_mix_may_not_be_written_where_a_stem_goes(tmp_path: Path, capsys) ->
     assert code == cli.EXIT_USAGE
     assert "where the stem '瑟' goes" in capsys.readouterr().err
     assert mix.read_bytes() == OLD
+
+
+def test_a_long_file_goes_to_the_disk_as_it_grows_and_is_written_whole(
+        tmp_path: Path, monkeypatch) -> None:
+    from instruments import atomicfile
+
+    monkeypatch.setattr(atomicfile, "WRITE_BEHIND_BYTES", 1 << 16)
+    advised = []
+    real = os.posix_fadvise
+
+    def counting(fd: int, offset: int, length: int, advice: int) -> None:
+        advised.append(advice)
+        real(fd, offset, length, advice)
+
+    monkeypatch.setattr(os, "posix_fadvise", counting)
+    target = _old_file(tmp_path / "long.wav")
+    chunks = [bytes([i]) * 10_000 for i in range(100)]  # a write-behind every 7th chunk
+    with atomic_path(target) as temp, atomicfile.open_write_behind(temp) as f:
+        f.write(b"header")
+        for chunk in chunks:
+            f.write(chunk)
+        f.seek(0)
+        f.write(b"HEADER")
+    assert target.read_bytes() == b"HEADER" + b"".join(chunks)
+    assert advised == [os.POSIX_FADV_DONTNEED] * 14
+    with pytest.raises(ValueError, match="not empty"):  # never truncates what it did not make
+        atomicfile.open_write_behind(target)
+    assert target.read_bytes() == b"HEADER" + b"".join(chunks)
