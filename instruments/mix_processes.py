@@ -118,7 +118,7 @@ def _master(slot: _Slot, first: int, segment: int, total: int, block: int, pack:
         out = frames if np.isnan(nodes[0]) else frames * curve(nodes, n)[:, None]
         slot.peaks[i] = max(float(out.max(initial=0.0)), -float(out.min(initial=0.0)))
         if pack:
-            slot.packed(i, n)[:] = pack24(out)
+            pack24(out, slot.packed(i, n))
         elif out is not frames:
             frames[:] = out
 

@@ -70,3 +70,30 @@ def test_a_short_file_stays_plain_riff(tmp_path: Path) -> None:
         w.write(_frames(10))
     blob = path.read_bytes()
     assert blob[:4] == b"RIFF" and blob[12:16] == b"JUNK"
+
+
+def _reference_bytes(x: np.ndarray) -> bytes:
+    """24-bit little-endian two's complement, one sample at a time in Python."""
+    scaled = np.clip(np.rint(x.astype(np.float32) * np.float32(FULL_SCALE)),
+                     -FULL_SCALE, FULL_SCALE - 1).reshape(-1)
+    return b"".join(int(v).to_bytes(3, "little", signed=True) for v in scaled)
+
+
+def test_pack24_both_ways_give_the_reference_bytes_and_store_nothing_past_the_buffer(
+) -> None:
+    import instruments.wavfile as wavfile
+
+    assert wavfile._OVERLAPPING_STORES  # numpy here stores in order: the fast way is taken
+    for n in (0, 1, 2, 3, 7, 4097):
+        x = _frames(max(n, 4), seed=n)[:n] * np.float32(1.3)  # past full scale: clipped
+        expected = _reference_bytes(x)
+        for fast in (True, False):
+            wavfile._OVERLAPPING_STORES = fast
+            try:
+                assert pack24(x).tobytes() == expected, (n, fast)
+                room = np.full(len(expected) + 8, 0xA5, dtype=np.uint8)
+                pack24(x, memoryview(room)[4:4 + len(expected)])
+                assert room[4:4 + len(expected)].tobytes() == expected, (n, fast)
+                assert (room[:4] == 0xA5).all() and (room[4 + len(expected):] == 0xA5).all()
+            finally:
+                wavfile._OVERLAPPING_STORES = True
