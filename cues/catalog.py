@@ -9,6 +9,7 @@ on the entry's channel, or, for drums, a key on the GM percussion channel (chann
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from types import MappingProxyType
 
 from cues.pinyin import add_names, name_key
@@ -95,8 +96,10 @@ for _inst in _ENTRIES:
     add_names(_ALIASES, (_inst.name, *_inst.aliases, _inst.pinyin), _inst.name, "instrument")
 
 
+@lru_cache(maxsize=1024)
 def canonical_instrument(name: str) -> str | None:
-    """The catalog name for ``name`` (an alias, the pinyin or the name itself), or None."""
+    """The catalog name for ``name`` (an alias, the pinyin or the name itself), or None
+    (remembered: a render asks it twice for each of thousands of notes)."""
     return _ALIASES.get(name_key(name))
 
 
