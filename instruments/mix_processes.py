@@ -127,6 +127,7 @@ def _work(task: tuple[str, int, int], args: tuple, shared: mmap.mmap, segment: i
     kind, index, slot_index = task
     slot = _Slot(shared, slot_index, segment, block)
     if kind == "mix":
+        workers.populate(shared, slot.offset, _Slot.size(segment, block))
         _mix(slot, index * segment, segment, args)
     else:
         _master(slot, index * segment, segment, total, block, pack)
@@ -147,9 +148,9 @@ def mastered(
     args = (placed, total, block, room)
     pool = Workers("mixing", "mix", lambda task: _work(task, args, shared, segment, pack),
                    processes)
-    pool.start()
     whole = False
-    try:
+    try:  # started inside: an interrupt at any point after the first fork stops them
+        pool.start()
         run = _Run(total, block, segment, slots, processes, shared, limiter, pool)
         yield from run.blocks(pack)
         whole = True

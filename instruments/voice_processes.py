@@ -42,6 +42,7 @@ def _work(i: int, keys: Sequence[NoteKey], offsets: Sequence[int], shared: mmap.
           ) -> tuple[int, Energies]:
     """A child's step: note ``i`` synthesized into its place in the map; (i, its energies)."""
     wave = synthesize(keys[i])
+    workers.populate(shared, offsets[i], wave.nbytes)
     np.frombuffer(shared, dtype=np.float32, count=wave.size, offset=offsets[i])[:] = wave
     return i, note_energy(wave, keys[i].sample_rate)
 
@@ -66,13 +67,13 @@ def _rendered(order: list[NoteKey], todo: list[NoteKey], lengths: list[int], pro
     shared = mmap.mmap(-1, max(1, 4 * sum(lengths)))
     places = offsets.tolist()
     pool = Workers("voice", "voice", lambda i: _work(i, todo, places, shared), processes)
-    for i in range(len(todo)):  # in the order of first use: the estimate reads them so
-        pool.put(i)
-    pool.start()
     index = {k: i for i, k in enumerate(todo)}
     ready: set[int] = set()
     whole = False
-    try:
+    try:  # started inside: an interrupt at any point after the first fork stops them
+        pool.start()  # before the tasks go in: more than a pipe holds would wait for a reader
+        for i in range(len(todo)):  # in the order of first use: the estimate reads them so
+            pool.put(i)
         for key in order:
             i = index.get(key)
             while i is not None and i not in ready:
