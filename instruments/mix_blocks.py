@@ -138,6 +138,7 @@ def raw_blocks(
         (p, voices.render_key(p.key)) for p in placed[:nxt] if p.end > b_start]
     spill = _Spill(room)
     spare: list[np.ndarray] = []  # group buffers reused from block to block (no page faults)
+    scratch = np.empty(block, np.float32)  # a note's part at its gain, before it is added
     for j in range(begin, stop):
         b0 = j * block
         b1 = min(total, b0 + block)
@@ -155,12 +156,17 @@ def raw_blocks(
             if hi <= lo:
                 continue
             gkey = ("" if merged else p.stem, p.place)
+            part = samples[lo - p.start:hi - p.start]
             buf = groups.get(gkey)
             if buf is None:
                 buf = spare.pop() if spare and spare[-1].size == n else np.empty(n, np.float32)
-                buf.fill(0.0)
                 groups[gkey] = buf
-            buf[lo - b0:hi - b0] += samples[lo - p.start:hi - p.start] * np.float32(p.gain)
+                if hi - lo == n:  # the place's first note fills the block: no zeros to add to
+                    np.multiply(part, np.float32(p.gain), out=buf)
+                    continue
+                buf.fill(0.0)
+            view = buf[lo - b0:hi - b0]
+            np.add(view, np.multiply(part, np.float32(p.gain), out=scratch[:hi - lo]), out=view)
         active = [(p, w) for p, w in active if p.end > b1]
         out = spill.block(groups, n)
         spare.extend(groups.values())

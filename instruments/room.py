@@ -37,6 +37,7 @@ from collections.abc import Iterable
 from functools import cache
 
 import numpy as np
+from scipy import fft as scipy_fft
 
 from instruments.placement import DEFAULT_LISTENER, pan_gains
 
@@ -256,7 +257,8 @@ class Wet:
         wet = np.zeros((2, k + width), dtype=np.float32)
         if send is not None and refl is not None:
             size = _fft_size(k + m - 1)
-            spectrum = np.fft.rfft(send, size, axis=1) * _tail_spectrum(self.room.sample_rate,
+            # scipy's forward transform of a zero-padded float32 block: ~2× numpy's
+            spectrum = scipy_fft.rfft(send, size, axis=1) * _tail_spectrum(self.room.sample_rate,
                                                                          size)
             wet[:, :k + m] += np.fft.irfft(spectrum, size)[:, :k + m]
             wet[:, :refl.shape[1]] += refl
