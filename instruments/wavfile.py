@@ -46,9 +46,10 @@ def pack24(frames: np.ndarray, out: np.ndarray | memoryview | None = None) -> np
     return dest
 
 
-def _pack_words(samples: np.ndarray, dest: np.ndarray) -> None:
-    """Integral float32 ``samples`` as 3-byte little-endian words into ``dest``."""
-    if _OVERLAPPING_STORES:
+def _pack_words(samples: np.ndarray, dest: np.ndarray, overlapping: bool | None = None) -> None:
+    """Integral float32 ``samples`` as 3-byte little-endian words into ``dest``, by
+    overlapping 4-byte stores where numpy makes them in order (``_OVERLAPPING_STORES``)."""
+    if _OVERLAPPING_STORES if overlapping is None else overlapping:
         # each sample stored as 4 bytes 3 bytes after the last one, in order: a store's 4th
         # (sign) byte is overwritten by the next one's first (~2.5× faster than byte columns);
         # the last sample's 3 bytes go separately so that nothing is stored past ``dest``
@@ -65,23 +66,20 @@ def _pack_words(samples: np.ndarray, dest: np.ndarray) -> None:
 
 
 def _overlapping_stores_work() -> bool:
-    """Whether numpy stores a 4-byte strided copy at a 3-byte stride in ascending order (so
-    that ``_pack_words`` may use it): checked once on a sample that shows any other order."""
-    global _OVERLAPPING_STORES
+    """Whether numpy makes a 4-byte copy at a 3-byte stride in ascending order, so that the
+    overlapping stores give the byte columns' bytes: checked once, on samples whose 4th (sign)
+    byte differs from the next one's first, so that a store out of order would show."""
     probe = np.array([-1.0, 1.0, -8388608.0, 8388607.0, 65793.0] * 40, dtype=np.float32)
     expected = np.empty(probe.size * 3, dtype=np.uint8)
-    _OVERLAPPING_STORES = False
-    _pack_words(probe, expected)
+    _pack_words(probe, expected, overlapping=False)
     got = np.empty(probe.size * 3, dtype=np.uint8)
-    _OVERLAPPING_STORES = True
     try:
-        _pack_words(probe, got)
+        _pack_words(probe, got, overlapping=True)
     except (ValueError, TypeError):
         return False
     return bool(np.array_equal(got, expected))
 
 
-_OVERLAPPING_STORES = False
 _OVERLAPPING_STORES = _overlapping_stores_work()
 
 
