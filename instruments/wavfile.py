@@ -67,8 +67,8 @@ def _pack_words(samples: np.ndarray, dest: np.ndarray, overlapping: bool | None 
 
 def _overlapping_stores_work() -> bool:
     """Whether numpy makes a 4-byte copy at a 3-byte stride in ascending order, so that the
-    overlapping stores give the byte columns' bytes: checked once, on samples whose 4th (sign)
-    byte differs from the next one's first, so that a store out of order would show."""
+    overlapping stores give the byte columns' bytes: checked once, on samples where a 4th (sign)
+    byte often differs from the next sample's first, so that a store out of order would show."""
     probe = np.array([-1.0, 1.0, -8388608.0, 8388607.0, 65793.0] * 40, dtype=np.float32)
     expected = np.empty(probe.size * 3, dtype=np.uint8)
     _pack_words(probe, expected, overlapping=False)
