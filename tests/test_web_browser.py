@@ -241,8 +241,10 @@ def test_performers_count_the_jie_as_the_log(web_show: dict) -> None:
     checked = set()
     for text, t, listening, archer in web_show["samples"]:
         past = [r for r in jie if r["t"] <= t]
-        if not past or any(abs(r["t"] - t) < 0.03 for r in jie):
-            continue  # before the first 節, or too close to a stroke to call
+        if not past or any(abs(r["t"] - t) < 0.1 for r in jie):
+            # before the first 節, or too close to a stroke to call: on a loaded machine the
+            # page draws a 節 up to ~0.1 s after it (its timing is the flashes' test)
+            continue
         if t > jie[-1]["t"] + JIE_S:
             continue  # after the 射節
         mark = past[-1]
