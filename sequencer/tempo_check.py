@@ -37,7 +37,6 @@ from sequencer.grid import (
     valid_tolerance,
 )
 from sequencer.jie_blocks import MAX_OFFSET_S, check_jie_blocks, check_stroke_grid, stroke_grids
-from sequencer.onsets import GRID_THRESHOLD_DB
 from sequencer.tempo_inputs import (
     read_audio_onsets,
     read_audio_strength,
@@ -209,9 +208,8 @@ def check_timeline(path: str | Path, timeline: Timeline,
     else:
         strength = read_audio_strength(path)
         blocks = tuple(
-            check_stroke_grid(strength.onsets(g.start_s - MAX_OFFSET_S - g.step_s / 2,
-                                              g.end_s + MAX_OFFSET_S, min_gap_s=g.step_s / 2,
-                                              threshold_db=GRID_THRESHOLD_DB),
+            check_stroke_grid(strength.strokes(g.start_s - MAX_OFFSET_S - g.step_s / 2,
+                                               g.end_s + MAX_OFFSET_S, spacing_s=g.step_s),
                               g, tol)
             for g in grids)
         note = (f"onsets detected at {strength.sample_rate} Hz (band rises over decay, refined "
