@@ -32,6 +32,8 @@ from typing import Protocol
 
 import numpy as np
 
+from instruments.limiter import LIMITER_CHUNK
+from instruments.limiter_estimate import PeakEstimate, chunk_peaks, limited_gain
 from instruments.loudness import (
     BLOCK_S,
     FRAME_S,
@@ -46,14 +48,16 @@ from instruments.room import (
     tail_energy_frames,
     tail_power_response,
 )
+from instruments.room_energy import RoomEnergy, corrected
 from instruments.voice_models import NoteKey
 
 CHUNK_FRAMES = 10  # the spectral weighting is measured on 0.1 s chunks
 _CHUNK_WINDOW = 4096  # … over the first 4096 samples of each (a fast FFT size)
 _WINDOW_FRAMES = 6000  # frames kept open at once (60 s) before they are stepped
 
-Energies = tuple[np.ndarray, np.ndarray, np.ndarray]
-"""(direct, low, tail) energies per frame of one note (``note_energy``)."""
+Energies = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""(direct, low, tail) energies per frame of one note and its peaks per limiter chunk
+(``note_energy``)."""
 
 
 class PlacedNote(Protocol):
@@ -92,9 +96,9 @@ def _weights(sample_rate: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 
 def note_energy(wave: np.ndarray, sample_rate: int) -> Energies:
-    """(direct, low, tail): a note's K-weighted energy per FRAME_S frame, the same through the
-    room's low-rate path, and through it and the tail (float64, one per frame from the note's
-    first sample)."""
+    """(direct, low, tail, peaks): a note's K-weighted energy per FRAME_S frame, the same
+    through the room's low-rate path, and through it and the tail (float64, one per frame from
+    the note's first sample); its largest |sample| per limiter chunk (``chunk_peaks``)."""
     frame = round(FRAME_S * sample_rate)
     n = wave.size
     frames = -(-n // frame)
@@ -120,7 +124,7 @@ def note_energy(wave: np.ndarray, sample_rate: int) -> Energies:
     per_frame = np.repeat(held, CHUNK_FRAMES)[:frames]
     direct, low, tail = (raw * np.where(total > 0, power @ w / safe, 1.0)[per_frame]
                          for w in _weights(sample_rate, width))
-    return direct, low, tail
+    return direct, low, tail, chunk_peaks(wave)
 
 
 _ENERGY: dict[NoteKey, Energies] = {}
@@ -145,7 +149,7 @@ def cached_note_energy(key: NoteKey, wave: np.ndarray) -> Energies:
 
 class _Frames:
     """The mix's energy per frame, open over a window of frames that slides forward: frames
-    before ``first`` are finished (summed into 0.1 s steps)."""
+    before ``first`` are finished (kept as float32, one number per 10 ms)."""
 
     def __init__(self, sample_rate: int) -> None:
         self.frame = round(FRAME_S * sample_rate)
@@ -154,8 +158,7 @@ class _Frames:
         self.tail_in = np.zeros(_WINDOW_FRAMES)
         self.tail = tail_energy_frames(sample_rate, self.frame)
         self.tail_carry = np.zeros(self.tail.size - 1)
-        self.steps: list[np.ndarray] = []
-        self.pending = np.zeros(0)
+        self.kept: list[np.ndarray] = []  # the finished frames (float32)
 
     def add(self, tail: bool, energy: np.ndarray, at_sample: float) -> None:
         """``energy`` per frame from ``at_sample`` on, into the direct sum or the tail's input
@@ -197,42 +200,97 @@ class _Frames:
         self.direct = np.concatenate([self.direct[count:], np.zeros(count)])
         self.tail_in = np.concatenate([self.tail_in[count:], np.zeros(count)])
         self.first += count
-        energy = np.concatenate([self.pending, done])
-        whole = energy.size // CHUNK_FRAMES * CHUNK_FRAMES
-        self.steps.append(energy[:whole].reshape(-1, CHUNK_FRAMES).sum(axis=1))
-        self.pending = energy[whole:]
+        self.kept.append(done.astype(np.float32))
 
 
-def estimated_loudness(placed: Sequence[PlacedNote], total: int, room: Room,
-                       rendered: Iterator[tuple[NoteKey, np.ndarray]] | None = None) -> float:
-    """The integrated loudness (LUFS) of the placed notes' mix before any gain (``placed``
-    sorted by start, ``total`` the render's length in samples); the notes are rendered (and
-    cached) on the way, several at a time (``instruments.voices.render_keys``)."""
+class _Estimate:
+    """One render's running estimate: the frames' energies, the mix's peaks per chunk and,
+    in the courtyard, each (note, place)'s exact low band (``instruments.room_energy``)."""
+
+    def __init__(self, placed: Sequence[PlacedNote], room: Room) -> None:
+        self.room = room
+        self.frames = _Frames(room.sample_rate)
+        self.peaks = PeakEstimate()
+        self.wet = RoomEnergy(room) if room.has_tail else None
+        self.places: dict[NoteKey, dict[tuple[float, float], None]] = {}
+        for p in placed:
+            self.places.setdefault(p.key, {})[p.place] = None
+        self.factors: dict[tuple[NoteKey, tuple[float, float]], float] = {}
+
+    def measure(self, key: NoteKey, wave: np.ndarray) -> Energies:
+        """The note's energies; in the courtyard, the factor that corrects them at each of
+        its places for what its reflections and tail add in amplitude."""
+        energies = cached_note_energy(key, wave)
+        if self.wet is not None:
+            direct, low, tail = (float(e.sum()) for e in energies[:3])
+            for place, wet in self.wet.wet_energy(wave, self.places[key]).items():
+                (_, left, right), *reflections = self.room.taps(*place)
+                to_left, to_right = self.room.send(*place)
+                summed = (low * sum(a * a + b * b for _, a, b in reflections)
+                          + tail * (to_left * to_left + to_right * to_right))
+                self.factors[(key, place)] = corrected(direct * (left * left + right * right),
+                                                       summed, wet)
+        return energies
+
+    def add(self, p: PlacedNote, energies: Energies) -> None:
+        """One placed note's energies and peaks through the room."""
+        direct, low, tail, peaks = energies
+        g2 = p.gain * p.gain * self.factors.get((p.key, p.place), 1.0)
+        for n, (delay, left, right) in enumerate(self.room.taps(*p.place)):
+            self.frames.add(False, (low if n else direct) * (g2 * (left * left + right * right)),
+                            p.start + delay)
+            self.peaks.add(peaks, p.gain * left, p.gain * right, p.start + delay)
+        if self.room.has_tail:
+            to_left, to_right = self.room.send(*p.place)
+            self.frames.add(True, tail * (g2 * (to_left * to_left + to_right * to_right)),
+                            p.start)
+
+    def finish_before(self, sample: int, last: bool = False) -> None:
+        self.frames.finish_before(sample, last)
+        if self.frames.first * self.frames.frame > self.peaks.first * LIMITER_CHUNK:
+            self.peaks.finish_before(self.frames.first * self.frames.frame)
+
+
+def estimated_gain(placed: Sequence[PlacedNote], total: int, room: Room, target: float,
+                   rendered: Iterator[tuple[NoteKey, np.ndarray]] | None = None,
+                   ) -> float | None:
+    """The gain that brings the mix of the placed notes (sorted by start, ``total`` samples
+    long) to ``target`` LUFS as it is written, after the limiter (``limited_gain``); None for
+    a silent mix.  The notes are rendered (and cached) on the way, several at a time
+    (``instruments.voices.render_keys``)."""
     from instruments import voices
 
     sr = room.sample_rate
-    frames = _Frames(sr)
+    est = _Estimate(placed, room)
     if rendered is None:  # (key, sound) in the order of first use
         rendered = voices.render_keys(dict.fromkeys(p.key for p in placed))
     last_use = {p.key: i for i, p in enumerate(placed)}
     energies: dict[NoteKey, Energies] = {}
     for i, p in enumerate(placed):
-        frames.finish_before(p.start - frames.frame)
+        est.finish_before(p.start - est.frames.frame)
         while p.key not in energies:
             key, wave = next(rendered)
-            energies[key] = cached_note_energy(key, wave)
-        direct, low, tail = energies.pop(p.key) if last_use[p.key] == i else energies[p.key]
-        g2 = p.gain * p.gain
-        taps = room.taps(*p.place)
-        for n, (delay, left, right) in enumerate(taps):
-            frames.add(False, (low if n else direct) * (g2 * (left * left + right * right)),
-                       p.start + delay)
-        if room.has_tail:
-            to_left, to_right = room.send(*p.place)
-            frames.add(True, tail * (g2 * (to_left * to_left + to_right * to_right)), p.start)
-    frames.finish_before(total + (frames.tail.size + 1) * frames.frame, last=True)
-    steps = np.concatenate(frames.steps + [np.array([frames.pending.sum()])])
-    return _gated(steps, total, sr)
+            energies[key] = est.measure(key, wave)
+        est.add(p, energies.pop(p.key) if last_use[p.key] == i else energies[p.key])
+    frame = est.frames.frame
+    est.finish_before(total + (est.frames.tail.size + 1) * frame, last=True)
+    frames = np.concatenate(est.frames.kept)
+    loud = _frames_loudness(frames, total, sr)
+    if not math.isfinite(loud):
+        return None
+    peaks = est.peaks.peaks(-(-total // LIMITER_CHUNK))
+    return limited_gain(lambda w: _frames_loudness(frames if w is None else frames * w,
+                                                   total, sr),
+                        peaks, 10.0 ** ((target - loud) / 20.0), target, sr, frame, frames.size)
+
+
+def _frames_loudness(frames: np.ndarray, total: int, sample_rate: int) -> float:
+    """The gated loudness (LUFS) of a mix ``total`` samples long whose K-weighted energy per
+    FRAME_S frame is ``frames``."""
+    whole = -(-frames.size // CHUNK_FRAMES) * CHUNK_FRAMES
+    padded = np.zeros(whole)
+    padded[:frames.size] = frames
+    return _gated(padded.reshape(-1, CHUNK_FRAMES).sum(axis=1), total, sample_rate)
 
 
 def _gated(steps: np.ndarray, total: int, sample_rate: int) -> float:
@@ -253,8 +311,5 @@ def _gated(steps: np.ndarray, total: int, sample_rate: int) -> float:
 
 def wave_loudness(wave: np.ndarray, sample_rate: int) -> float:
     """The integrated loudness (LUFS) of one mono sound, estimated as the render's is."""
-    direct, _, _ = note_energy(np.asarray(wave, dtype=np.float32), sample_rate)
-    whole = -(-direct.size // CHUNK_FRAMES) * CHUNK_FRAMES
-    steps = np.zeros(whole)
-    steps[:direct.size] = direct
-    return _gated(steps.reshape(-1, CHUNK_FRAMES).sum(axis=1), wave.size, sample_rate)
+    direct, *_ = note_energy(np.asarray(wave, dtype=np.float32), sample_rate)
+    return _frames_loudness(direct, wave.size, sample_rate)

@@ -37,7 +37,7 @@ from cues.errors import UserError
 from instruments import mix_processes, voice_processes, voices
 from instruments.levels import voice_gain
 from instruments.limiter import LIMITER_CHUNK, PeakLimiter
-from instruments.loudness_estimate import estimated_loudness
+from instruments.loudness_estimate import estimated_gain
 from instruments.mix_blocks import RawBlock, as_frames, parallel_raw_blocks
 from instruments.placement import DEFAULT_LISTENER
 from instruments.room import DEFAULT_ROOM, ROOMS, Room, spread
@@ -261,12 +261,11 @@ def mastered_blocks(
         # the notes rendered on processes where it is worth it, measured as they come
         stream = voice_processes.rendered(p.key for p in whole)
         try:
-            measured = estimated_loudness(whole, whole_total, room, stream)
+            found = estimated_gain(whole, whole_total, room, how.loudness, stream)
         finally:
             if stream is not None:
                 stream.close()
-        if math.isfinite(measured):
-            gain = 10.0 ** ((how.loudness - measured) / 20.0)
+        gain = 1.0 if found is None else found
     if stats is not None:
         stats.update(frames=total, notes=len(placed), unique_notes=len({p.key for p in placed}))
     if gain != 1.0:  # the loudness gain is folded into the notes' gains
