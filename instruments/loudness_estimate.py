@@ -32,6 +32,7 @@ from typing import Protocol
 
 import numpy as np
 
+from instruments import voices
 from instruments.limiter import LIMITER_CHUNK
 from instruments.limiter_estimate import PeakEstimate, chunk_peaks, limited_gain
 from instruments.loudness import (
@@ -42,6 +43,7 @@ from instruments.loudness import (
     gated_loudness,
     k_power_response,
 )
+from instruments.note_pairs import PairEnergies, pair_energy
 from instruments.room import (
     TAIL_DECIMATION,
     Room,
@@ -216,6 +218,8 @@ class _Estimate:
         for p in placed:
             self.places.setdefault(p.key, {})[p.place] = None
         self.factors: dict[tuple[NoteKey, tuple[float, float]], float] = {}
+        self.together: list[PlacedNote] = []  # the notes so far that start at the last start
+        self.pairs: dict[tuple[NoteKey, NoteKey], PairEnergies] = {}
 
     def measure(self, key: NoteKey, wave: np.ndarray) -> Energies:
         """The note's energies; in the courtyard, the factor that corrects them at each of
@@ -233,17 +237,44 @@ class _Estimate:
         return energies
 
     def add(self, p: PlacedNote, energies: Energies) -> None:
-        """One placed note's energies and peaks through the room."""
+        """One placed note's energies and peaks through the room, and its cross terms with
+        the notes that start with it at its place (``instruments.note_pairs``)."""
         direct, low, tail, peaks = energies
-        g2 = p.gain * p.gain * self.factors.get((p.key, p.place), 1.0)
+        self._through_room((direct, low, tail), p.gain * p.gain, p)
+        for delay, left, right in self.room.taps(*p.place):
+            self.peaks.add(peaks, p.gain * left, p.gain * right, p.start + delay)
+        if self.together and self.together[0].start != p.start:
+            self.together = []
+        for q in self.together:
+            if q.place == p.place:
+                self._through_room(self._pair(q.key, p.key), q.gain * p.gain, p)
+        self.together.append(p)
+
+    def _through_room(self, energies: PairEnergies, g2: float, p: PlacedNote) -> None:
+        """(direct, low, tail) energies at gain² ``g2`` at ``p``'s place and start."""
+        direct, low, tail = energies
+        g2 *= self.factors.get((p.key, p.place), 1.0)
         for n, (delay, left, right) in enumerate(self.room.taps(*p.place)):
             self.frames.add(False, (low if n else direct) * (g2 * (left * left + right * right)),
                             p.start + delay)
-            self.peaks.add(peaks, p.gain * left, p.gain * right, p.start + delay)
         if self.room.has_tail:
             to_left, to_right = self.room.send(*p.place)
             self.frames.add(True, tail * (g2 * (to_left * to_left + to_right * to_right)),
                             p.start)
+
+    def _pair(self, a: NoteKey, b: NoteKey) -> PairEnergies:
+        """The cross energies of two notes that start together (cached per pair)."""
+        found = self.pairs.get((a, b))
+        if found is None:
+            upper = b if (b.freq_hz or 0.0) >= (a.freq_hz or 0.0) else a
+            upper_wave = voices.render_key(upper)
+            upper_energies = cached_note_energy(upper, upper_wave)[:3]
+            found = pair_energy(voices.render_key(a), voices.render_key(b), self.frames.frame,
+                                upper_energies, upper_wave)
+            if len(self.pairs) > 4096:
+                self.pairs.clear()
+            self.pairs[(a, b)] = found
+        return found
 
     def finish_before(self, sample: int, last: bool = False) -> None:
         self.frames.finish_before(sample, last)
@@ -258,8 +289,6 @@ def estimated_gain(placed: Sequence[PlacedNote], total: int, room: Room, target:
     long) to ``target`` LUFS as it is written, after the limiter (``limited_gain``); None for
     a silent mix.  The notes are rendered (and cached) on the way, several at a time
     (``instruments.voices.render_keys``)."""
-    from instruments import voices
-
     sr = room.sample_rate
     est = _Estimate(placed, room)
     if rendered is None:  # (key, sound) in the order of first use
