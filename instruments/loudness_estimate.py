@@ -241,13 +241,20 @@ class _Estimate:
         the notes that start with it at its place (``instruments.note_pairs``)."""
         direct, low, tail, peaks = energies
         self._through_room((direct, low, tail), p.gain * p.gain, p)
-        for delay, left, right in self.room.taps(*p.place):
-            self.peaks.add(peaks, p.gain * left, p.gain * right, p.start + delay)
+        delay, left, right = self.room.taps(*p.place)[0]  # (the reflections: < 0.25 of it)
+        self.peaks.add(peaks, p.gain * left, p.gain * right, p.start + delay)
         if self.together and self.together[0].start != p.start:
             self.together = []
         for q in self.together:
             if q.place == p.place:
                 self._through_room(self._pair(q.key, p.key), q.gain * p.gain, p)
+                continue
+            (q_delay, q_left, q_right), (p_delay, p_left, p_right) = (
+                self.room.taps(*q.place)[0], self.room.taps(*p.place)[0])
+            if q_delay == p_delay:  # heard at once from two places (dry: always)
+                pans = q_left * p_left + q_right * p_right
+                self.frames.add(False, self._pair(q.key, p.key)[0] * (q.gain * p.gain * pans),
+                                p.start + p_delay)
         self.together.append(p)
 
     def _through_room(self, energies: PairEnergies, g2: float, p: PlacedNote) -> None:
