@@ -8,7 +8,7 @@ ceiling, the whole 鄉射's loudest chords ~10 dB — it takes loudness off (0.5
 gain is raised until the limited mix meets the target, predicted on cheap arrays instead of
 mixing twice:
 
-* the mix's peak per limiter chunk and ear (``PeakEstimate``): every note's largest |sample|
+* the mix's peak per limiter chunk and ear (``PeakEstimate``): every note's largest sample²
   per chunk (``chunk_peaks``, measured with its energies) at its direct path's and its
   reflections' gains, added as independent sounds add, √(Σ peak²) (the sum of the peaks, a
   strict bound, is 1.2–1.3× the mixed peak on the loudest chunks of a 射節 and predicted twice
@@ -35,7 +35,7 @@ TOLERANCE_LU = 0.01
 
 
 def chunk_peaks(wave: np.ndarray) -> np.ndarray:
-    """A note's largest |sample| per ``LIMITER_CHUNK`` samples from its first one (float32)."""
+    """A note's largest sample² per ``LIMITER_CHUNK`` samples from its first one (float32)."""
     n = wave.size
     whole = n // LIMITER_CHUNK * LIMITER_CHUNK
     peaks = np.empty(-(-n // LIMITER_CHUNK), dtype=np.float32)
@@ -43,7 +43,7 @@ def chunk_peaks(wave: np.ndarray) -> np.ndarray:
     peaks[:whole // LIMITER_CHUNK] = np.maximum(body.max(axis=1), -body.min(axis=1))
     if whole < n:
         peaks[-1] = float(np.abs(wave[whole:]).max())
-    return peaks
+    return peaks * peaks
 
 
 class PeakEstimate:
@@ -56,23 +56,24 @@ class PeakEstimate:
         self.open = np.zeros((2, 4096))  # per ear: Σ peak²
         self.done: list[np.ndarray] = []
 
-    def add(self, peaks: np.ndarray, left: float, right: float, at_sample: int) -> None:
-        """A note's ``chunk_peaks`` at the gains ``left`` and ``right`` from ``at_sample`` on
-        (its chunks straddle two of the mix's unless they fall on the grid)."""
+    def add(self, squares: np.ndarray, left: float, right: float, at_sample: int) -> None:
+        """A note's ``chunk_peaks`` (its peaks²) at the gains ``left`` and ``right`` from
+        ``at_sample`` on (its chunks straddle two of the mix's unless they fall on the
+        grid)."""
         j, offset = divmod(at_sample, LIMITER_CHUNK)
         if offset:
-            spread = np.zeros(peaks.size + 1, dtype=np.float32)
-            spread[:-1] = peaks
-            np.maximum(spread[1:], peaks, out=spread[1:])
-            peaks = spread
+            spread = np.empty(squares.size + 1, dtype=np.float32)
+            spread[0] = squares[0]
+            np.maximum(squares[1:], squares[:-1], out=spread[1:-1])
+            spread[-1] = squares[-1]
+            squares = spread
         i = j - self.first
-        if i + peaks.size > self.open.shape[1]:
-            grown = np.zeros((2, max(i + peaks.size, 2 * self.open.shape[1])))
+        if i + squares.size > self.open.shape[1]:
+            grown = np.zeros((2, max(i + squares.size, 2 * self.open.shape[1])))
             grown[:, :self.open.shape[1]] = self.open
             self.open = grown
-        square = peaks.astype(np.float64) ** 2
-        self.open[0, i:i + peaks.size] += square * (left * left)
-        self.open[1, i:i + peaks.size] += square * (right * right)
+        self.open[0, i:i + squares.size] += squares * (left * left)
+        self.open[1, i:i + squares.size] += squares * (right * right)
 
     def finish_before(self, sample: int) -> None:
         """Every chunk before ``sample`` is complete: keep it and drop it from the window."""

@@ -43,23 +43,23 @@ from instruments.loudness import (
     gated_loudness,
     k_power_response,
 )
-from instruments.note_pairs import PairEnergies, pair_energy
+from instruments.note_pairs import PairEnergies, PairTerms
 from instruments.room import (
     TAIL_DECIMATION,
     Room,
     tail_energy_frames,
     tail_power_response,
 )
-from instruments.room_energy import RoomEnergy, corrected
+from instruments.room_energy import WetFactors
 from instruments.voice_models import NoteKey
 
 CHUNK_FRAMES = 10  # the spectral weighting is measured on 0.1 s chunks
 _CHUNK_WINDOW = 4096  # … over the first 4096 samples of each (a fast FFT size)
 _WINDOW_FRAMES = 6000  # frames kept open at once (60 s) before they are stepped
 
-Energies = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-"""(direct, low, tail) energies per frame of one note and its peaks per limiter chunk
-(``note_energy``)."""
+Energies = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""(direct, low, tail) energies per frame of one note, its peaks per limiter chunk and its
+raw energy Σ x² (one number) (``note_energy``)."""
 
 
 class PlacedNote(Protocol):
@@ -98,9 +98,10 @@ def _weights(sample_rate: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 
 def note_energy(wave: np.ndarray, sample_rate: int) -> Energies:
-    """(direct, low, tail, peaks): a note's K-weighted energy per FRAME_S frame, the same
-    through the room's low-rate path, and through it and the tail (float64, one per frame from
-    the note's first sample); its largest |sample| per limiter chunk (``chunk_peaks``)."""
+    """(direct, low, tail, peaks, raw): a note's K-weighted energy per FRAME_S frame, the
+    same through the room's low-rate path, and through it and the tail (float64, one per frame
+    from the note's first sample); its largest |sample| per limiter chunk (``chunk_peaks``);
+    its raw energy Σ x² (an array of one)."""
     frame = round(FRAME_S * sample_rate)
     n = wave.size
     frames = -(-n // frame)
@@ -126,7 +127,7 @@ def note_energy(wave: np.ndarray, sample_rate: int) -> Energies:
     per_frame = np.repeat(held, CHUNK_FRAMES)[:frames]
     direct, low, tail = (raw * np.where(total > 0, power @ w / safe, 1.0)[per_frame]
                          for w in _weights(sample_rate, width))
-    return direct, low, tail, chunk_peaks(wave)
+    return direct, low, tail, chunk_peaks(wave), np.array([raw.sum()])
 
 
 _ENERGY: dict[NoteKey, Energies] = {}
@@ -147,6 +148,12 @@ def cached_note_energy(key: NoteKey, wave: np.ndarray) -> Energies:
             _ENERGY.clear()
         found = _ENERGY[key] = note_energy(wave, key.sample_rate)
     return found
+
+
+def _energy_of(key: NoteKey) -> Energies:
+    """``note_energy`` of ``key``, from the cache (its sound rendered only if it is not)."""
+    found = _ENERGY.get(key)
+    return found if found is not None else cached_note_energy(key, voices.render_key(key))
 
 
 class _Frames:
@@ -213,51 +220,49 @@ class _Estimate:
         self.room = room
         self.frames = _Frames(room.sample_rate)
         self.peaks = PeakEstimate()
-        self.wet = RoomEnergy(room) if room.has_tail else None
+        self.wet = WetFactors(room) if room.has_tail else None
         self.places: dict[NoteKey, dict[tuple[float, float], None]] = {}
         for p in placed:
             self.places.setdefault(p.key, {})[p.place] = None
         self.factors: dict[tuple[NoteKey, tuple[float, float]], float] = {}
         self.together: list[PlacedNote] = []  # the notes so far that start at the last start
-        self.pairs: dict[tuple[NoteKey, NoteKey], PairEnergies] = {}
+        self.pairs = PairTerms(self.frames.frame)
 
     def measure(self, key: NoteKey, wave: np.ndarray) -> Energies:
         """The note's energies; in the courtyard, the factor that corrects them at each of
         its places for what its reflections and tail add in amplitude."""
         energies = cached_note_energy(key, wave)
         if self.wet is not None:
-            direct, low, tail = (float(e.sum()) for e in energies[:3])
-            for place, wet in self.wet.wet_energy(wave, self.places[key]).items():
-                (_, left, right), *reflections = self.room.taps(*place)
-                to_left, to_right = self.room.send(*place)
-                summed = (low * sum(a * a + b * b for _, a, b in reflections)
-                          + tail * (to_left * to_left + to_right * to_right))
-                self.factors[(key, place)] = corrected(direct * (left * left + right * right),
-                                                       summed, wet)
+            for place, factor in self.wet.factors(key.instrument, wave, energies,
+                                                  self.places[key]).items():
+                self.factors[(key, place)] = factor
         return energies
 
     def add(self, p: PlacedNote, energies: Energies) -> None:
-        """One placed note's energies and peaks through the room, and its cross terms with
-        the notes that start with it at its place (``instruments.note_pairs``)."""
-        direct, low, tail, peaks = energies
-        self._through_room((direct, low, tail), p.gain * p.gain, p)
-        delay, left, right = self.room.taps(*p.place)[0]  # (the reflections: < 0.25 of it)
-        self.peaks.add(peaks, p.gain * left, p.gain * right, p.start + delay)
+        """One placed note's energies and peaks through the room, with its cross terms with
+        the notes that start with it (``instruments.note_pairs``): at its place they join
+        its own energies, from another place heard at once its direct sound."""
+        direct, low, tail, peaks, _ = energies
+        own = [direct, low, tail]
         if self.together and self.together[0].start != p.start:
             self.together = []
+        d_delay, d_left, d_right = self.room.taps(*p.place)[0]
         for q in self.together:
+            q_delay, q_left, q_right = self.room.taps(*q.place)[0]
             if q.place == p.place:
-                self._through_room(self._pair(q.key, p.key), q.gain * p.gain, p)
-                continue
-            (q_delay, q_left, q_right), (p_delay, p_left, p_right) = (
-                self.room.taps(*q.place)[0], self.room.taps(*p.place)[0])
-            if q_delay == p_delay:  # heard at once from two places (dry: always)
-                pans = q_left * p_left + q_right * p_right
+                scale = q.gain / p.gain if p.gain else 0.0  # (g_q·g_p over g_p²)
+                for i, cross in enumerate(self._pair(q.key, p.key)):
+                    own[i] = own[i].copy() if own[i] is energies[i] else own[i]
+                    own[i][:cross.size] += cross * scale
+            elif q_delay == d_delay:  # heard at once from two places (dry: always)
+                pans = q_left * d_left + q_right * d_right
                 self.frames.add(False, self._pair(q.key, p.key)[0] * (q.gain * p.gain * pans),
-                                p.start + p_delay)
+                                p.start + d_delay)
         self.together.append(p)
+        self._through_room(own, p.gain * p.gain, p)
+        self.peaks.add(peaks, p.gain * d_left, p.gain * d_right, p.start + d_delay)
 
-    def _through_room(self, energies: PairEnergies, g2: float, p: PlacedNote) -> None:
+    def _through_room(self, energies: list[np.ndarray], g2: float, p: PlacedNote) -> None:
         """(direct, low, tail) energies at gain² ``g2`` at ``p``'s place and start."""
         direct, low, tail = energies
         g2 *= self.factors.get((p.key, p.place), 1.0)
@@ -270,18 +275,8 @@ class _Estimate:
                             p.start)
 
     def _pair(self, a: NoteKey, b: NoteKey) -> PairEnergies:
-        """The cross energies of two notes that start together (cached per pair)."""
-        found = self.pairs.get((a, b))
-        if found is None:
-            upper = b if (b.freq_hz or 0.0) >= (a.freq_hz or 0.0) else a
-            upper_wave = voices.render_key(upper)
-            upper_energies = cached_note_energy(upper, upper_wave)[:3]
-            found = pair_energy(voices.render_key(a), voices.render_key(b), self.frames.frame,
-                                upper_energies, upper_wave)
-            if len(self.pairs) > 4096:
-                self.pairs.clear()
-            self.pairs[(a, b)] = found
-        return found
+        """The cross energies of two notes that start together."""
+        return self.pairs.terms(a, b, _energy_of(a), _energy_of(b), voices.render_key)
 
     def finish_before(self, sample: int, last: bool = False) -> None:
         self.frames.finish_before(sample, last)

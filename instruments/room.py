@@ -306,11 +306,6 @@ def _interpolation(q: int) -> np.ndarray:
     return np.stack([np.float32(1.0) - ramp, ramp])
 
 
-def fft_size(n: int) -> int:
-    """The smallest 2^p or 3·2^p of at least ``n`` (``_fft_size``)."""
-    return _fft_size(n)
-
-
 def _fft_size(n: int) -> int:
     """The smallest 2^p or 3·2^p of at least ``n`` (3·2^p costs little more than 2^p)."""
     p = max(1, (n - 1).bit_length())
