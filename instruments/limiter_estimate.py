@@ -24,6 +24,7 @@ Where the peaks never reach the ceiling nothing changes.  Memory: one number per
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -98,17 +99,23 @@ def frame_gain_squared(peaks: np.ndarray, gain: float, sample_rate: int, frame: 
                        frames: int) -> np.ndarray | None:
     """The limiter's mean gain² over each ``frame``-sample frame when the mix (whose peak per
     chunk is ``peaks``) is played at ``gain``; None where it does not limit at all."""
-    peak = peaks.astype(np.float64) * gain
-    if float(peak.max(initial=0.0)) <= LIMITER_CEILING:
+    over = np.flatnonzero(peaks > LIMITER_CEILING / gain)
+    if over.size == 0:
         return None
-    with np.errstate(divide="ignore"):
-        req = np.minimum(1.0, np.where(peak > 0, LIMITER_CEILING / peak, 1.0))
-    nodes = PeakLimiter(sample_rate).nodes(req, 1.0)
-    if nodes is None:
-        return None
-    a, b = nodes[:-1], nodes[1:]
-    per_chunk = np.ones(max(a.size, -(-frames * frame // LIMITER_CHUNK)))
-    per_chunk[:a.size] = (a * a + a * b + b * b) / 3.0  # the mean of the linear ramp's square
+    release = PeakLimiter(sample_rate).release
+    settle = math.ceil(math.log(1e-9) / math.log(release))  # chunks to release fully
+    per_chunk = np.ones(max(peaks.size, -(-frames * frame // LIMITER_CHUNK)))
+    # the limiter where it works: each run of limited chunks (runs closer than ``settle``
+    # joined) from the chunk before it to ``settle`` after it, from unity gain
+    for run in np.split(over, np.flatnonzero(np.diff(over) > settle) + 1):
+        lo, hi = max(0, int(run[0]) - 1), min(peaks.size, int(run[-1]) + settle)
+        peak = peaks[lo:hi].astype(np.float64) * gain
+        with np.errstate(divide="ignore"):
+            req = np.minimum(1.0, np.where(peak > 0, LIMITER_CEILING / peak, 1.0))
+        nodes = PeakLimiter(sample_rate).nodes(req, 1.0)
+        if nodes is not None:
+            a, b = nodes[:-1], nodes[1:]
+            per_chunk[lo:hi] = (a * a + a * b + b * b) / 3.0  # the linear ramp's mean square
     csum = np.concatenate([[0.0], np.cumsum(per_chunk) * LIMITER_CHUNK])
     at = np.interp(np.arange(frames + 1) * frame, np.arange(csum.size) * LIMITER_CHUNK, csum)
     return np.diff(at) / frame
