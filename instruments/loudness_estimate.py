@@ -11,16 +11,22 @@ from its notes' energies instead:
   direct sound), once with the low-pass of the room's low-rate path (the reflections: the
   decimating mean and the interpolation back, ``instruments.room``) and once more through
   the tail's own power response (a low drum mode meets its peaks and dips); cached per note;
-* the room adds them in energy (``estimated_loudness``): the direct sound at its pan gains and
+* the room adds them in energy (``estimated_gain``): the direct sound at its pan gains and
   delay, each reflection at its own, the tail sends spread over the frames as the tail's
-  energy decays; every note scaled by its gain²;
+  energy decays; every note scaled by its gain² and, in the courtyard, by its (note, place)'s
+  factor (``instruments.room_energy``: a low mode adds to its own echoes in amplitude);
+* notes struck together add their cross terms (``instruments.note_pairs``: an octave, a
+  unison share partials in phase from their first sample);
 * the frames, summed per 0.1 s step, are gated as BS.1770 gates 400 ms blocks
-  (``instruments.loudness.gated_loudness``).
+  (``instruments.loudness.gated_loudness``);
+* the gain is the one that meets the target in the written file, after the limiter
+  (``instruments.limiter_estimate``: the limiter predicted from the notes' peaks).
 
-Notes are added in energy, not in amplitude: the voices of an ensemble are independent sounds,
-so their cross terms average out over a 400 ms block (the tests measure the written render
-against pyloudnorm: within ±0.5 LU of the target).  Memory stays bounded: frames are finished
-(stepped and dropped) once no later note can reach them; what is kept is one number per 0.1 s.
+Other notes are added in energy, not in amplitude: the voices of an ensemble are independent
+sounds, so their cross terms average out over a 400 ms block (the tests measure the written
+render against pyloudnorm: within ±0.5 LU of the target).  Memory stays bounded: frames are
+finished (stepped and dropped) once no later note can reach them; what is kept is one float32
+per 10 ms frame and one per limiter chunk (5.3 ms): about 4 MB an hour.
 """
 
 from __future__ import annotations
@@ -32,6 +38,9 @@ from typing import Protocol
 
 import numpy as np
 
+from instruments import voices
+from instruments.limiter import LIMITER_CHUNK
+from instruments.limiter_estimate import PeakEstimate, chunk_peaks, limited_gain
 from instruments.loudness import (
     BLOCK_S,
     FRAME_S,
@@ -40,20 +49,23 @@ from instruments.loudness import (
     gated_loudness,
     k_power_response,
 )
+from instruments.note_pairs import PairEnergies, PairTerms
 from instruments.room import (
     TAIL_DECIMATION,
     Room,
     tail_energy_frames,
     tail_power_response,
 )
+from instruments.room_energy import WetFactors
 from instruments.voice_models import NoteKey
 
 CHUNK_FRAMES = 10  # the spectral weighting is measured on 0.1 s chunks
 _CHUNK_WINDOW = 4096  # … over the first 4096 samples of each (a fast FFT size)
 _WINDOW_FRAMES = 6000  # frames kept open at once (60 s) before they are stepped
 
-Energies = tuple[np.ndarray, np.ndarray, np.ndarray]
-"""(direct, low, tail) energies per frame of one note (``note_energy``)."""
+Energies = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""(direct, low, tail) energies per frame of one note, its peaks per limiter chunk and its
+raw energy Σ x² (one number) (``note_energy``)."""
 
 
 class PlacedNote(Protocol):
@@ -92,9 +104,10 @@ def _weights(sample_rate: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 
 def note_energy(wave: np.ndarray, sample_rate: int) -> Energies:
-    """(direct, low, tail): a note's K-weighted energy per FRAME_S frame, the same through the
-    room's low-rate path, and through it and the tail (float64, one per frame from the note's
-    first sample)."""
+    """(direct, low, tail, peaks, raw): a note's K-weighted energy per FRAME_S frame, the
+    same through the room's low-rate path, and through it and the tail (float64, one per frame
+    from the note's first sample); its largest |sample| per limiter chunk (``chunk_peaks``);
+    its raw energy Σ x² (an array of one)."""
     frame = round(FRAME_S * sample_rate)
     n = wave.size
     frames = -(-n // frame)
@@ -120,7 +133,7 @@ def note_energy(wave: np.ndarray, sample_rate: int) -> Energies:
     per_frame = np.repeat(held, CHUNK_FRAMES)[:frames]
     direct, low, tail = (raw * np.where(total > 0, power @ w / safe, 1.0)[per_frame]
                          for w in _weights(sample_rate, width))
-    return direct, low, tail
+    return direct, low, tail, chunk_peaks(wave), np.array([raw.sum()])
 
 
 _ENERGY: dict[NoteKey, Energies] = {}
@@ -143,9 +156,15 @@ def cached_note_energy(key: NoteKey, wave: np.ndarray) -> Energies:
     return found
 
 
+def _energy_of(key: NoteKey) -> Energies:
+    """``note_energy`` of ``key``, from the cache (its sound rendered only if it is not)."""
+    found = _ENERGY.get(key)
+    return found if found is not None else cached_note_energy(key, voices.render_key(key))
+
+
 class _Frames:
     """The mix's energy per frame, open over a window of frames that slides forward: frames
-    before ``first`` are finished (summed into 0.1 s steps)."""
+    before ``first`` are finished (kept as float32, one number per 10 ms)."""
 
     def __init__(self, sample_rate: int) -> None:
         self.frame = round(FRAME_S * sample_rate)
@@ -154,8 +173,7 @@ class _Frames:
         self.tail_in = np.zeros(_WINDOW_FRAMES)
         self.tail = tail_energy_frames(sample_rate, self.frame)
         self.tail_carry = np.zeros(self.tail.size - 1)
-        self.steps: list[np.ndarray] = []
-        self.pending = np.zeros(0)
+        self.kept: list[np.ndarray] = []  # the finished frames (float32)
 
     def add(self, tail: bool, energy: np.ndarray, at_sample: float) -> None:
         """``energy`` per frame from ``at_sample`` on, into the direct sum or the tail's input
@@ -197,42 +215,119 @@ class _Frames:
         self.direct = np.concatenate([self.direct[count:], np.zeros(count)])
         self.tail_in = np.concatenate([self.tail_in[count:], np.zeros(count)])
         self.first += count
-        energy = np.concatenate([self.pending, done])
-        whole = energy.size // CHUNK_FRAMES * CHUNK_FRAMES
-        self.steps.append(energy[:whole].reshape(-1, CHUNK_FRAMES).sum(axis=1))
-        self.pending = energy[whole:]
+        self.kept.append(done.astype(np.float32))
 
 
-def estimated_loudness(placed: Sequence[PlacedNote], total: int, room: Room,
-                       rendered: Iterator[tuple[NoteKey, np.ndarray]] | None = None) -> float:
-    """The integrated loudness (LUFS) of the placed notes' mix before any gain (``placed``
-    sorted by start, ``total`` the render's length in samples); the notes are rendered (and
-    cached) on the way, several at a time (``instruments.voices.render_keys``)."""
-    from instruments import voices
+class _Estimate:
+    """One render's running estimate: the frames' energies, the mix's peaks per chunk and,
+    in the courtyard, each (note, place)'s exact low band (``instruments.room_energy``)."""
 
+    def __init__(self, placed: Sequence[PlacedNote], room: Room) -> None:
+        self.room = room
+        self.frames = _Frames(room.sample_rate)
+        self.peaks = PeakEstimate()
+        self.wet = WetFactors(room) if room.has_tail else None
+        self.places: dict[NoteKey, dict[tuple[float, float], None]] = {}
+        for p in placed:
+            self.places.setdefault(p.key, {})[p.place] = None
+        self.factors: dict[tuple[NoteKey, tuple[float, float]], float] = {}
+        self.together: list[PlacedNote] = []  # the notes so far that start at the last start
+        self.pairs = PairTerms(self.frames.frame)
+
+    def measure(self, key: NoteKey, wave: np.ndarray) -> Energies:
+        """The note's energies; in the courtyard, the factor that corrects them at each of
+        its places for what its reflections and tail add in amplitude."""
+        energies = cached_note_energy(key, wave)
+        if self.wet is not None:
+            for place, factor in self.wet.factors(key.instrument, wave, energies,
+                                                  self.places[key]).items():
+                self.factors[(key, place)] = factor
+        return energies
+
+    def add(self, p: PlacedNote, energies: Energies) -> None:
+        """One placed note's energies and peaks through the room, with its cross terms with
+        the notes that start with it (``instruments.note_pairs``): at its place they join
+        its own energies, from another place heard at once its direct sound."""
+        direct, low, tail, peaks, _ = energies
+        own = [direct, low, tail]
+        if self.together and self.together[0].start != p.start:
+            self.together = []
+        d_delay, d_left, d_right = self.room.taps(*p.place)[0]
+        for q in self.together:
+            q_delay, q_left, q_right = self.room.taps(*q.place)[0]
+            if q.place == p.place:
+                scale = q.gain / p.gain if p.gain else 0.0  # (g_q·g_p over g_p²)
+                for i, cross in enumerate(self._pair(q.key, p.key)):
+                    own[i] = own[i].copy() if own[i] is energies[i] else own[i]
+                    own[i][:cross.size] += cross * scale
+            elif q_delay == d_delay:  # heard at once from two places (dry: always)
+                pans = q_left * d_left + q_right * d_right
+                self.frames.add(False, self._pair(q.key, p.key)[0] * (q.gain * p.gain * pans),
+                                p.start + d_delay)
+        self.together.append(p)
+        self._through_room(own, p.gain * p.gain, p)
+        self.peaks.add(peaks, p.gain * d_left, p.gain * d_right, p.start + d_delay)
+
+    def _through_room(self, energies: list[np.ndarray], g2: float, p: PlacedNote) -> None:
+        """(direct, low, tail) energies at gain² ``g2`` at ``p``'s place and start."""
+        direct, low, tail = energies
+        g2 *= self.factors.get((p.key, p.place), 1.0)
+        for n, (delay, left, right) in enumerate(self.room.taps(*p.place)):
+            self.frames.add(False, (low if n else direct) * (g2 * (left * left + right * right)),
+                            p.start + delay)
+        if self.room.has_tail:
+            to_left, to_right = self.room.send(*p.place)
+            self.frames.add(True, tail * (g2 * (to_left * to_left + to_right * to_right)),
+                            p.start)
+
+    def _pair(self, a: NoteKey, b: NoteKey) -> PairEnergies:
+        """The cross energies of two notes that start together."""
+        return self.pairs.terms(a, b, _energy_of(a), _energy_of(b), voices.render_key)
+
+    def finish_before(self, sample: int, last: bool = False) -> None:
+        self.frames.finish_before(sample, last)
+        if self.frames.first * self.frames.frame > self.peaks.first * LIMITER_CHUNK:
+            self.peaks.finish_before(self.frames.first * self.frames.frame)
+
+
+def estimated_gain(placed: Sequence[PlacedNote], total: int, room: Room, target: float,
+                   rendered: Iterator[tuple[NoteKey, np.ndarray]] | None = None,
+                   ) -> float | None:
+    """The gain that brings the mix of the placed notes (sorted by start, ``total`` samples
+    long) to ``target`` LUFS as it is written, after the limiter (``limited_gain``); None for
+    a silent mix.  The notes are rendered (and cached) on the way, several at a time
+    (``instruments.voices.render_keys``)."""
     sr = room.sample_rate
-    frames = _Frames(sr)
+    est = _Estimate(placed, room)
     if rendered is None:  # (key, sound) in the order of first use
         rendered = voices.render_keys(dict.fromkeys(p.key for p in placed))
     last_use = {p.key: i for i, p in enumerate(placed)}
     energies: dict[NoteKey, Energies] = {}
     for i, p in enumerate(placed):
-        frames.finish_before(p.start - frames.frame)
+        est.finish_before(p.start - est.frames.frame)
         while p.key not in energies:
             key, wave = next(rendered)
-            energies[key] = cached_note_energy(key, wave)
-        direct, low, tail = energies.pop(p.key) if last_use[p.key] == i else energies[p.key]
-        g2 = p.gain * p.gain
-        taps = room.taps(*p.place)
-        for n, (delay, left, right) in enumerate(taps):
-            frames.add(False, (low if n else direct) * (g2 * (left * left + right * right)),
-                       p.start + delay)
-        if room.has_tail:
-            to_left, to_right = room.send(*p.place)
-            frames.add(True, tail * (g2 * (to_left * to_left + to_right * to_right)), p.start)
-    frames.finish_before(total + (frames.tail.size + 1) * frames.frame, last=True)
-    steps = np.concatenate(frames.steps + [np.array([frames.pending.sum()])])
-    return _gated(steps, total, sr)
+            energies[key] = est.measure(key, wave)
+        est.add(p, energies.pop(p.key) if last_use[p.key] == i else energies[p.key])
+    frame = est.frames.frame
+    est.finish_before(total + (est.frames.tail.size + 1) * frame, last=True)
+    frames = np.concatenate(est.frames.kept)
+    loud = _frames_loudness(frames, total, sr)
+    if not math.isfinite(loud):
+        return None
+    peaks = est.peaks.peaks(-(-total // LIMITER_CHUNK))
+    return limited_gain(lambda w: _frames_loudness(frames if w is None else frames * w,
+                                                   total, sr),
+                        peaks, 10.0 ** ((target - loud) / 20.0), target, sr, frame, frames.size)
+
+
+def _frames_loudness(frames: np.ndarray, total: int, sample_rate: int) -> float:
+    """The gated loudness (LUFS) of a mix ``total`` samples long whose K-weighted energy per
+    FRAME_S frame is ``frames``."""
+    whole = -(-frames.size // CHUNK_FRAMES) * CHUNK_FRAMES
+    padded = np.zeros(whole)
+    padded[:frames.size] = frames
+    return _gated(padded.reshape(-1, CHUNK_FRAMES).sum(axis=1), total, sample_rate)
 
 
 def _gated(steps: np.ndarray, total: int, sample_rate: int) -> float:
@@ -253,8 +348,5 @@ def _gated(steps: np.ndarray, total: int, sample_rate: int) -> float:
 
 def wave_loudness(wave: np.ndarray, sample_rate: int) -> float:
     """The integrated loudness (LUFS) of one mono sound, estimated as the render's is."""
-    direct, _, _ = note_energy(np.asarray(wave, dtype=np.float32), sample_rate)
-    whole = -(-direct.size // CHUNK_FRAMES) * CHUNK_FRAMES
-    steps = np.zeros(whole)
-    steps[:direct.size] = direct
-    return _gated(steps.reshape(-1, CHUNK_FRAMES).sum(axis=1), wave.size, sample_rate)
+    direct, *_ = note_energy(np.asarray(wave, dtype=np.float32), sample_rate)
+    return _frames_loudness(direct, wave.size, sample_rate)

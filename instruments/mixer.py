@@ -12,10 +12,10 @@ waveform is released once its last block is done, so memory is bounded by the po
 room's longest delay and its tail, not by the length of the piece.  The sum is computed in a
 fixed order (float32 per place, float64 per stem), so the same notes always give the same bytes.
 
-Mastering: with a ``loudness`` target the whole render is scaled so that its BS.1770 integrated
-loudness is the target — a cheap pass at the room's low rate measures it first
-(``instruments.loudness_pass``), then the one full-rate pass writes it — without one it plays at
-the catalog level; then the look-ahead peak limiter of ``instruments.limiter`` (ceiling 0.98).
+Mastering: with a ``loudness`` target the whole render is scaled so that the BS.1770 integrated
+loudness of the written file, after the limiter, is the target — estimated from the notes
+before the one mixing pass (``instruments.loudness_estimate``) — without one it plays at the
+catalog level; then the look-ahead peak limiter of ``instruments.limiter`` (ceiling 0.98).
 The limiter's peak for a chunk is the largest |sample| of the mix *and of every stem* in the
 chunk (stems that cancel in the mix can be louder than it), and the same gain curve is applied
 to every stem, so the stems still sum to the mix and none of them clips either. Without stems
@@ -37,7 +37,7 @@ from cues.errors import UserError
 from instruments import mix_processes, voice_processes, voices
 from instruments.levels import voice_gain
 from instruments.limiter import LIMITER_CHUNK, PeakLimiter
-from instruments.loudness_estimate import estimated_loudness
+from instruments.loudness_estimate import estimated_gain
 from instruments.mix_blocks import RawBlock, as_frames, parallel_raw_blocks
 from instruments.placement import DEFAULT_LISTENER
 from instruments.room import DEFAULT_ROOM, ROOMS, Room, spread
@@ -261,12 +261,11 @@ def mastered_blocks(
         # the notes rendered on processes where it is worth it, measured as they come
         stream = voice_processes.rendered(p.key for p in whole)
         try:
-            measured = estimated_loudness(whole, whole_total, room, stream)
+            found = estimated_gain(whole, whole_total, room, how.loudness, stream)
         finally:
             if stream is not None:
                 stream.close()
-        if math.isfinite(measured):
-            gain = 10.0 ** ((how.loudness - measured) / 20.0)
+        gain = 1.0 if found is None else found
     if stats is not None:
         stats.update(frames=total, notes=len(placed), unique_notes=len({p.key for p in placed}))
     if gain != 1.0:  # the loudness gain is folded into the notes' gains

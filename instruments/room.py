@@ -208,6 +208,17 @@ def _tail_power(sample_rate: int, n: int) -> np.ndarray:
     return out
 
 
+def tail_length(sample_rate: int) -> int:
+    """The tail's response's length in samples at the low rate."""
+    return _tail_response(sample_rate).shape[1]
+
+
+def tail_spectrum(sample_rate: int, size: int) -> np.ndarray:
+    """The two ears' tail responses' ``size``-point rfft at the low rate ((2, size // 2 + 1),
+    complex64)."""
+    return _tail_spectrum(sample_rate, size)
+
+
 @cache
 def _tail_spectrum(sample_rate: int, size: int) -> np.ndarray:
     return np.fft.rfft(_tail_response(sample_rate).astype(np.float32), size)  # complex64
