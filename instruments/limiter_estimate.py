@@ -32,7 +32,7 @@ import numpy as np
 from instruments.limiter import LIMITER_CEILING, LIMITER_CHUNK, PeakLimiter
 
 ROUNDS = 8
-TOLERANCE_LU = 0.01
+TOLERANCE_LU = 0.05
 
 
 def chunk_peaks(wave: np.ndarray) -> np.ndarray:

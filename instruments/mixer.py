@@ -108,13 +108,14 @@ class _Placed:
 
 
 def _place(i: int, n: RenderNote, sample_rate: int, room: Room,
-           stop_s: float | None) -> _Placed:
+           stop_s: float | None, keys: dict[voices.NoteKey, voices.NoteKey]) -> _Placed:
     try:
         key = voices.note_key(n.instrument, n.freq_hz, n.duration_s, n.velocity, sample_rate,
                               bell_interval=n.bell_interval, lyric=n.lyric, stop_s=stop_s,
                               strike=n.strike, variant=n.seed)
     except UserError as exc:
         raise UserError(f"note {i} (at {n.start_s:g} s, {n.instrument}): {exc}") from None
+    key = keys.setdefault(key, key)  # one object per sound: the caches find it by identity
     gain = voice_gain(key.instrument, sample_rate)
     if not voices.is_sustained(key.instrument) and key.instrument != "瑟":
         gain *= stroke_variant(n.seed)[1]
@@ -131,8 +132,9 @@ def _plan(notes: Iterable[RenderNote], sample_rate: int, room: Room) -> list[_Pl
         if not isinstance(n, RenderNote):
             raise UserError(f"note {i}: expected a RenderNote, got {type(n).__name__}")
     stops = repluck_stops([(n.instrument, n.freq_hz, n.start_s, n.x, n.y) for n in notes])
+    keys: dict[voices.NoteKey, voices.NoteKey] = {}
     for i, n in enumerate(notes):
-        placed.append(_place(i, n, sample_rate, room, stops.get(i)))
+        placed.append(_place(i, n, sample_rate, room, stops.get(i), keys))
     # stable: notes with equal onsets keep their input order
     placed.sort(key=lambda p: p.start)
     return placed

@@ -116,7 +116,7 @@ class RoomEnergy:
                 for place in places}
 
 
-MEASURED_PER_CLASS = 16
+MEASURED_PER_CLASS = 8
 """Notes measured exactly per (instrument, place); the others take their class's ratio."""
 
 

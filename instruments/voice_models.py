@@ -17,7 +17,7 @@ and the models' descriptions quote it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 BELL_INTERVALS: dict[str, float] = {"minor": 6 / 5, "major": 5 / 4}
 """Nominal 側鼓音 : 正鼓音 ratio of the two-tone bell (pitch_facts.json: usually a minor third)."""
@@ -325,6 +325,20 @@ class NoteKey:
     syllable: str | None = None  # only for 歌: "initial.final" of the sung syllable's reading
     strike: str | None = None  # 編鐘 and 鑮: "正鼓" or "側鼓"
     variant: int = 0  # struck voices: which of STROKE_VARIANTS strikes (0 for the others)
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:  # a render looks keys up ~100,000 times: hashed once
+        object.__setattr__(self, "_hash", hash(self._fields()))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[type[NoteKey], tuple[object, ...]]:
+        return NoteKey, self._fields()  # rebuilt, so hashed again where it is read back
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.instrument, self.freq_hz, self.duration_s, self.velocity,
+                self.sample_rate, self.bell_interval, self.syllable, self.strike, self.variant)
 
 
 def velocity_amp(key: NoteKey) -> tuple[float, float]:
