@@ -176,16 +176,14 @@ class _Frames:
         self.kept: list[np.ndarray] = []  # the finished frames (float32)
 
     def add(self, tail: bool, energy: np.ndarray, at_sample: float) -> None:
-        """``energy`` per frame from ``at_sample`` on, into the direct sum or the tail's input
-        (split between the two frames a fractional start falls between)."""
-        pos = at_sample / self.frame - self.first
-        i = int(math.floor(pos))
-        frac = pos - i
-        if i + energy.size + 1 > self.direct.size:
-            self._grow(i + energy.size + 1)
+        """``energy`` per frame from ``at_sample`` on, into the direct sum or the tail's input,
+        from the frame nearest its start (half a frame, 5 ms, is nothing to a 400 ms block's
+        loudness; one add instead of a split into two, thousands of times a render)."""
+        i = int(math.floor(at_sample / self.frame + 0.5)) - self.first
+        if i + energy.size > self.direct.size:
+            self._grow(i + energy.size)
         into = self.tail_in if tail else self.direct
-        into[i:i + energy.size] += energy * (1.0 - frac)
-        into[i + 1:i + 1 + energy.size] += energy * frac
+        into[i:i + energy.size] += energy
 
     def _grow(self, size: int) -> None:
         new = max(size, 2 * self.direct.size)

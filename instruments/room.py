@@ -81,6 +81,7 @@ class Room:
         self.listener = listener
         self._taps: dict[tuple[float, float], tuple[Tap, ...]] = {}
         self._low: dict[tuple[float, float], tuple[Tap, ...]] = {}
+        self._send: dict[tuple[float, float], tuple[float, float]] = {}
         self.lead = 0  # samples every path is shortened by (``start_at_nearest``)
         self._together: dict[tuple[float, float], int] = {}  # place: its direct path's delay
         self.has_tail = mode == "courtyard"
@@ -153,8 +154,11 @@ class Room:
     def send(self, x: float, y: float) -> tuple[float, float]:
         """How much of a source at (x, y) feeds the left and the right ear's tail: its direct
         gains, so that the tail keeps the side it comes from."""
-        left, right = pan_gains(x, y, self.listener)
-        return TAIL_SEND * left, TAIL_SEND * right
+        found = self._send.get((x, y))
+        if found is None:
+            left, right = pan_gains(x, y, self.listener)
+            found = self._send[(x, y)] = (TAIL_SEND * left, TAIL_SEND * right)
+        return found
 
 
 @cache
