@@ -83,6 +83,7 @@ from sequencer.onset_fine import (
 __all__ = [
     "HOLD_DECAY_DB_S",
     "GRID_THRESHOLD_DB",
+    "MIN_TIMED_SPACING_S",
     "THRESHOLD_DB",
     "OnsetStrength",
     "detect_onsets",
@@ -93,6 +94,7 @@ __all__ = [
 HOLD_DECAY_DB_S = 40.0  # how fast a band's held peak falls
 THRESHOLD_DB = 14.0  # the least onset strength (dB of rise summed over bands) of a stroke
 GRID_THRESHOLD_DB = 7.0  # the least rise (the rise curve, dB summed over bands): grid mode
+MIN_TIMED_SPACING_S = 0.25  # the closest strokes the grid mode is measured to find (a 1 s 節)
 DEFAULT_MIN_GAP_S = 0.05  # the refractory period when nothing better is known
 _WINDOW_S = 0.0427  # analysis window (2048 samples at 48 kHz)
 _HOPS_PER_WINDOW = 8

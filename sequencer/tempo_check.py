@@ -37,6 +37,7 @@ from sequencer.grid import (
     valid_tolerance,
 )
 from sequencer.jie_blocks import MAX_OFFSET_S, check_jie_blocks, check_stroke_grid, stroke_grids
+from sequencer.onsets import MIN_TIMED_SPACING_S
 from sequencer.tempo_inputs import (
     read_audio_onsets,
     read_audio_strength,
@@ -214,6 +215,11 @@ def check_timeline(path: str | Path, timeline: Timeline,
             for g in grids)
         note = (f"onsets detected at {strength.sample_rate} Hz (band rises over decay, refined "
                 f"at sample level)")
+        close = min(g.step_s for g in grids)
+        if close < MIN_TIMED_SPACING_S:  # say so: a stroke missed there may be the detector's
+            note += (f"; strokes {close:g} s apart are closer than the {MIN_TIMED_SPACING_S:g} s "
+                     f"this detector is measured to find: a stroke reported missing or off may "
+                     f"be missed by the detector, not by the player (check the MIDI file too)")
     notes = (f"射節 blocks of {timeline.rite}'s timeline; onsets outside them ignored", note)
     return CheckReport(str(path), f"{kind}-timeline", blocks, all(b.ok for b in blocks), tol,
                        notes)
