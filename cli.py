@@ -571,6 +571,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.verbose:
         for note in report.notes:
             _out(f"  note: {note}")
+    for warning in report.warnings:
+        _out(f"  warning: {warning}")
     timeline = report.kind.endswith("-timeline")
     offset = f"  {'offset':>10}" if timeline else ""
     _out(f"  {'#':>2}  {'count':>9}  {'mean interval':>14}  {'max dev':>10}  {'CV':>8}{offset}  "

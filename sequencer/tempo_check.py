@@ -85,6 +85,7 @@ class CheckReport:
     ok: bool
     tolerance_ms: float | None = None
     notes: tuple[str, ...] = field(default=())
+    warnings: tuple[str, ...] = field(default=())  # what limits the verdict: always shown
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -93,6 +94,7 @@ class CheckReport:
             "tolerance_ms": self.tolerance_ms,
             "ok": self.ok,
             "notes": list(self.notes),
+            "warnings": list(self.warnings),
             "blocks": [b.to_json() for b in self.blocks],
         }
 
@@ -215,11 +217,12 @@ def check_timeline(path: str | Path, timeline: Timeline,
             for g in grids)
         note = (f"onsets detected at {strength.sample_rate} Hz (band rises over decay, refined "
                 f"at sample level)")
-        close = min(g.step_s for g in grids)
-        if close < MIN_TIMED_SPACING_S:  # say so: a stroke missed there may be the detector's
-            note += (f"; strokes {close:g} s apart are closer than the {MIN_TIMED_SPACING_S:g} s "
-                     f"this detector is measured to find: a stroke reported missing or off may "
-                     f"be missed by the detector, not by the player (check the MIDI file too)")
+    warnings = ()
+    close = min(g.step_s for g in grids)
+    if kind != "midi" and close < MIN_TIMED_SPACING_S:  # a stroke missed may be the detector's
+        warnings = (f"strokes {close:g} s apart are closer than the {MIN_TIMED_SPACING_S:g} s "
+                    f"this detector is measured to find: a stroke reported missing or off may "
+                    f"be missed by the detector, not by the player (check the MIDI file too)",)
     notes = (f"射節 blocks of {timeline.rite}'s timeline; onsets outside them ignored", note)
     return CheckReport(str(path), f"{kind}-timeline", blocks, all(b.ok for b in blocks), tol,
-                       notes)
+                       notes, warnings)
