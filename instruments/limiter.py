@@ -36,17 +36,7 @@ class PeakLimiter:
     def required(x: np.ndarray, scale: float) -> np.ndarray | None:
         """Per-chunk gains r_j that keep ``x·scale`` (shape (2, n)) under the ceiling; None
         when no chunk needs any reduction."""
-        n = x.shape[1]
-        m = -(-n // LIMITER_CHUNK)
-        whole = n // LIMITER_CHUNK * LIMITER_CHUNK
-        peak = np.zeros(m)
-        if whole:
-            chunks = x[:, :whole].reshape(x.shape[0], -1, LIMITER_CHUNK)
-            peak[:whole // LIMITER_CHUNK] = np.maximum(chunks.max(axis=(0, 2)),
-                                                       -chunks.min(axis=(0, 2)))
-        if whole < n:
-            peak[-1] = float(np.abs(x[:, whole:]).max())
-        peak *= scale
+        peak = chunk_peaks(x) * scale
         if float(peak.max(initial=0.0)) <= LIMITER_CEILING:
             return None
         with np.errstate(divide="ignore"):
@@ -82,6 +72,22 @@ class PeakLimiter:
         self.limited_chunks += int(np.count_nonzero(np.minimum(nodes[:-1], nodes[1:]) < 1.0))
         self.min_gain = min(self.min_gain, float(nodes.min()))
         return nodes
+
+
+def chunk_peaks(x: np.ndarray) -> np.ndarray:
+    """The largest |sample| of each ``LIMITER_CHUNK`` of ``x`` (shape (n,), or (channels, n):
+    over all channels), from its first sample on (float64, the last chunk possibly short)."""
+    x = x.reshape(-1, x.shape[-1])
+    n = x.shape[1]
+    whole = n // LIMITER_CHUNK * LIMITER_CHUNK
+    peak = np.zeros(-(-n // LIMITER_CHUNK))
+    if whole:
+        chunks = x[:, :whole].reshape(x.shape[0], -1, LIMITER_CHUNK)
+        peak[:whole // LIMITER_CHUNK] = np.maximum(chunks.max(axis=(0, 2)),
+                                                   -chunks.min(axis=(0, 2)))
+    if whole < n:
+        peak[-1] = float(np.abs(x[:, whole:]).max())
+    return peak
 
 
 def curve(nodes: np.ndarray, n: int) -> np.ndarray:

@@ -9,7 +9,7 @@ gain is raised until the limited mix meets the target, predicted on cheap arrays
 mixing twice:
 
 * the mix's peak per limiter chunk and ear (``PeakEstimate``): every note's largest sample²
-  per chunk (``chunk_peaks``, measured with its energies) at its direct path's and its
+  per chunk (``chunk_squares``, measured with its energies) at its direct path's and its
   reflections' gains, added as independent sounds add, √(Σ peak²) (the sum of the peaks, a
   strict bound, is 1.2–1.3× the mixed peak on the loudest chunks of a 射節 and predicted twice
   the loss; √(Σ peak²) is 0.9–0.97× it, median);
@@ -29,21 +29,16 @@ from collections.abc import Callable
 
 import numpy as np
 
-from instruments.limiter import LIMITER_CEILING, LIMITER_CHUNK, PeakLimiter
+from instruments.limiter import LIMITER_CEILING, LIMITER_CHUNK, PeakLimiter, chunk_peaks
 
 ROUNDS = 8
 TOLERANCE_LU = 0.05
 
 
-def chunk_peaks(wave: np.ndarray) -> np.ndarray:
-    """A note's largest sample² per ``LIMITER_CHUNK`` samples from its first one (float32)."""
-    n = wave.size
-    whole = n // LIMITER_CHUNK * LIMITER_CHUNK
-    peaks = np.empty(-(-n // LIMITER_CHUNK), dtype=np.float32)
-    body = wave[:whole].reshape(-1, LIMITER_CHUNK)
-    peaks[:whole // LIMITER_CHUNK] = np.maximum(body.max(axis=1), -body.min(axis=1))
-    if whole < n:
-        peaks[-1] = float(np.abs(wave[whole:]).max())
+def chunk_squares(wave: np.ndarray) -> np.ndarray:
+    """A note's largest sample² per ``LIMITER_CHUNK`` samples from its first one (float32;
+    the peaks as the limiter takes them, ``instruments.limiter.chunk_peaks``)."""
+    peaks = chunk_peaks(wave).astype(np.float32)
     return peaks * peaks
 
 
@@ -58,7 +53,7 @@ class PeakEstimate:
         self.done: list[np.ndarray] = []
 
     def add(self, squares: np.ndarray, left: float, right: float, at_sample: int) -> None:
-        """A note's ``chunk_peaks`` (its peaks²) at the gains ``left`` and ``right`` from
+        """A note's ``chunk_squares`` (its peaks²) at the gains ``left`` and ``right`` from
         ``at_sample`` on (its chunks straddle two of the mix's unless they fall on the
         grid)."""
         j, offset = divmod(at_sample, LIMITER_CHUNK)

@@ -41,7 +41,7 @@ from scipy import fft as scipy_fft
 
 from instruments import voices
 from instruments.limiter import LIMITER_CHUNK
-from instruments.limiter_estimate import PeakEstimate, chunk_peaks, limited_gain
+from instruments.limiter_estimate import PeakEstimate, chunk_squares, limited_gain
 from instruments.loudness import (
     BLOCK_S,
     FRAME_S,
@@ -107,7 +107,7 @@ def _weights(sample_rate: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
 def note_energy(wave: np.ndarray, sample_rate: int) -> Energies:
     """(direct, low, tail, peaks, raw): a note's K-weighted energy per FRAME_S frame, the
     same through the room's low-rate path, and through it and the tail (float64, one per frame
-    from the note's first sample); its largest |sample| per limiter chunk (``chunk_peaks``);
+    from the note's first sample); its largest sample² per limiter chunk (``chunk_squares``);
     its raw energy Σ x² (an array of one)."""
     frame = round(FRAME_S * sample_rate)
     n = wave.size
@@ -134,7 +134,7 @@ def note_energy(wave: np.ndarray, sample_rate: int) -> Energies:
     per_frame = np.repeat(held, CHUNK_FRAMES)[:frames]
     direct, low, tail = (raw * np.where(total > 0, power @ w / safe, 1.0)[per_frame]
                          for w in _weights(sample_rate, width))
-    return direct, low, tail, chunk_peaks(wave), np.array([raw.sum()])
+    return direct, low, tail, chunk_squares(wave), np.array([raw.sum()])
 
 
 _ENERGY: dict[NoteKey, Energies] = {}

@@ -16,7 +16,7 @@ import soundfile as sf
 import cli
 from instruments import loudness, voices
 from instruments.limiter import LIMITER_CEILING, PeakLimiter
-from instruments.limiter_estimate import chunk_peaks, frame_gain_squared
+from instruments.limiter_estimate import chunk_squares, frame_gain_squared
 from instruments.loudness_estimate import note_energy
 from instruments.mix_blocks import raw_blocks
 from instruments.note_pairs import pair_energy, shares
@@ -105,7 +105,7 @@ def test_the_limiters_loss_is_predicted_from_the_peaks() -> None:
     frame = RATE // 100
     frames = x.size // frame
     actual = applied[:frames * frame].reshape(frames, frame).mean(axis=1)
-    predicted = frame_gain_squared(np.sqrt(chunk_peaks(x)), gain, RATE, frame, frames)
+    predicted = frame_gain_squared(np.sqrt(chunk_squares(x)), gain, RATE, frame, frames)
     assert predicted is not None
     np.testing.assert_allclose(predicted, actual, atol=5e-3)
     energy = x[:frames * frame].astype(np.float64).reshape(frames, frame) ** 2
