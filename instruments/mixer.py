@@ -151,16 +151,14 @@ def stem_names(notes: Iterable[RenderNote]) -> tuple[str, ...]:
 class _Mastering:
     """Headroom and limiter for one render: turns the raw blocks into mastered blocks."""
 
-    def __init__(self, sample_rate: int, stems: tuple[str, ...], with_stems: bool,
-                 gain: float) -> None:
+    def __init__(self, sample_rate: int, stems: tuple[str, ...], with_stems: bool) -> None:
         self.limiter = PeakLimiter(sample_rate)
-        self.gain = gain
         self.stems = stems
         self.with_stems = with_stems
 
     def mix(self, raw: dict[str, np.ndarray], n: int) -> np.ndarray:
-        """The block's mix (2, n) after the loudness gain; without stems ``raw``'s one merged
-        entry is taken out of it."""
+        """The block's mix (2, n) (the loudness gain is in the notes' gains already); without
+        stems ``raw``'s one merged entry is taken out of it."""
         if self.with_stems:
             mix = np.zeros((2, n), dtype=np.float32)
             for s in self.stems:
@@ -169,8 +167,6 @@ class _Mastering:
         else:
             merged = raw.pop("", None)
             mix = np.zeros((2, n), dtype=np.float32) if merged is None else merged
-        if self.gain != 1.0:
-            mix = mix * np.float32(self.gain)
         return mix
 
     def required(self, raw: dict[str, np.ndarray], mix: np.ndarray) -> np.ndarray:
@@ -178,8 +174,8 @@ class _Mastering:
         ceiling (stems can exceed the mix where they cancel each other)."""
         m = -(-mix.shape[1] // LIMITER_CHUNK)
         req = np.ones(m)
-        for x, scale in [(mix, 1.0)] + [(raw[s], self.gain) for s in self.stems if s in raw]:
-            r = PeakLimiter.required(x, scale)
+        for x in [mix] + [raw[s] for s in self.stems if s in raw]:
+            r = PeakLimiter.required(x, 1.0)
             if r is not None:
                 np.minimum(req, r, out=req)
         return req
@@ -192,11 +188,10 @@ class _Mastering:
         out_mix = as_frames(mix if g is None else mix * g)
         out_stems: dict[str, np.ndarray] = {}
         if self.with_stems:
-            scale = np.float32(self.gain) if g is None else np.float32(self.gain) * g
             for s in self.stems:
                 st = raw.get(s)
                 out_stems[s] = (np.zeros((n, 2), dtype=np.float32) if st is None else
-                                as_frames(st * scale))
+                                as_frames(st if g is None else st * g))
         return out_mix, out_stems
 
     def blocks(self, raw_blocks: Iterable[RawBlock]
@@ -272,7 +267,7 @@ def mastered_blocks(
         stats.update(frames=total, notes=len(placed), unique_notes=len({p.key for p in placed}))
     if gain != 1.0:  # the loudness gain is folded into the notes' gains
         placed = [replace(p, gain=p.gain * gain) for p in placed]
-    mastering = _Mastering(sample_rate, stem_names(note_list), with_stems, 1.0)
+    mastering = _Mastering(sample_rate, stem_names(note_list), with_stems)
     done = 0
     if not with_stems and mix_processes.usable(-(-total // block)):
         outs: Iterable[MasteredBlock] = (

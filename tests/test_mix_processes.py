@@ -61,7 +61,7 @@ def _dense(blocks, n_stems: tuple[str, ...]) -> list[np.ndarray]:
 
 def _one_process(placed: list, total: int, room: Room) -> list[np.ndarray]:
     """The mastered mix of one process: raw blocks through ``_Mastering``."""
-    mastering = mixer._Mastering(SR, ("",), False, 1.0)
+    mastering = mixer._Mastering(SR, ("",), False)
     raw = mix_blocks.raw_blocks(placed, total, BLOCK, room, merged=True)
     return [mix for mix, _ in mastering.blocks(raw)]
 
