@@ -18,6 +18,7 @@ ignore SIGINT, die with this process and are reaped on every way out.
 
 from __future__ import annotations
 
+import itertools
 import mmap
 from collections.abc import Iterable, Iterator, Sequence
 
@@ -63,10 +64,9 @@ def rendered(keys: Iterable[NoteKey], processes: int = VOICE_PROCESSES,
 
 def _rendered(order: list[NoteKey], todo: list[NoteKey], lengths: list[int], processes: int,
               ) -> Iterator[tuple[NoteKey, np.ndarray]]:
-    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64) * 4
+    offsets = list(itertools.accumulate((4 * n for n in lengths[:-1]), initial=0))  # bytes
     shared = mmap.mmap(-1, max(1, 4 * sum(lengths)))
-    places = offsets.tolist()
-    pool = Workers("voice", "voice", lambda i: _work(i, todo, places, shared), processes)
+    pool = Workers("voice", "voice", lambda i: _work(i, todo, offsets, shared), processes)
     index = {k: i for i, k in enumerate(todo)}
     ready: set[int] = set()
     whole = False
@@ -80,7 +80,7 @@ def _rendered(order: list[NoteKey], todo: list[NoteKey], lengths: list[int], pro
                 j, energies = pool.result()
                 voices.keep_wave(todo[j], np.frombuffer(shared, dtype=np.float32,
                                                         count=lengths[j],
-                                                        offset=int(offsets[j])))
+                                                        offset=offsets[j]))
                 keep_energy(todo[j], energies)
                 ready.add(j)
             wave = voices.cached_wave(key)
