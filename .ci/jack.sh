@@ -7,7 +7,7 @@
 # Exits non-zero if JACK is not usable.
 #
 # The server runs with 256-frame periods at 48 kHz (5.33 ms). yuezheng's JACK output puts each
-# message on its deadline's frame three periods later (instruments/jackmidi.py), and the tests'
+# message on its deadline's frame three periods later (instruments/ports/jackout.py), and the tests'
 # receivers time each message by its frame, so arrivals are held to 3 ms of the schedule.
 # Shorter periods were measured here: at 1.33 and 2.67 ms the dummy driver's software timer
 # runs late on this VM (xruns; 169 in one 30 s run at 2.67 ms), and in an xrun MIDI messages

@@ -22,9 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import mido
 
-from cues.sheet import BUILTIN_RITES, load_rite
-from sequencer.compiler import compile_rite, make_settings
-from sequencer.smf import build_midi_bytes
+from cues.sheet.loader import BUILTIN_RITES, load_rite
+from sequencer.outputs.smf import build_midi_bytes
+from sequencer.timeline.compiler import compile_rite, make_settings
 
 
 def _median_ms(fn, repeat: int) -> float:

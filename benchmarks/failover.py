@@ -33,11 +33,10 @@ from statistics import median
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
-
-from standby_rig import TwoMachines, run_failover  # noqa: E402
+sys.path.insert(0, str(ROOT))
 
 from instruments.ports.jacklib import JackMidiInput, jack_running  # noqa: E402
+from tests.standby_rig import TwoMachines, run_failover  # noqa: E402
 
 
 class _Rx:

@@ -47,7 +47,7 @@ from instruments.ports.jacklib import (
     jack_running,
 )
 from sequencer.live.protocol import CueEnded, StartCue
-from sequencer.live.sender import REALTIME_PRIORITY, ShowSender
+from sequencer.live.sending.sender import REALTIME_PRIORITY, ShowSender
 
 RX_CLIENT = f"yzbench{os.getpid()}"
 RX_PORT = f"{RX_CLIENT}:in"

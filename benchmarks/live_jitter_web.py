@@ -5,9 +5,9 @@ without them: does ``--web`` cost the sender anything?
 
 In this process, as in ``yuezheng live``, a ``Player`` runs 鄉射's 射節 (its 節 every 0.6 s,
 played again until stopped) to the ``memory:`` output, its thread stepping and publishing; with
-``--web`` the pages are served (``sequencer.web``) and Debian's headless chromium shows the
-performers' page and the operator's page, each in a process of its own (a background tab gets no
-frames). Then ``live_jitter.main`` measures. Needs a running JACK server and, for ``--web``,
+``--web`` the pages are served (``sequencer.live.screens.web``) and Debian's headless chromium
+shows the performers' page and the operator's page, each in a process of its own (a background tab
+gets no frames). Then ``live_jitter.main`` measures. Needs a running JACK server and, for ``--web``,
 ``/usr/bin/chromium``. This file prints (it is a script, not part of the library).
 """
 
@@ -24,16 +24,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import live_jitter
 
 from cues.builtin import builtin_text
-from cues.sheet import parse_sheet
-from sequencer.compiler import make_settings, select_cues
-from sequencer.live.player import Player
+from cues.sheet.loader import parse_sheet
+from sequencer.live.player.plan import plan_show
+from sequencer.live.player.player import Player
 from sequencer.live.protocol import Go
-from sequencer.web.player_view import screen_options, start_screens
+from sequencer.live.screens.player_adapter import screen_options, start_screens
+from sequencer.timeline.compiler import make_settings, select_cues
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -43,7 +43,7 @@ def _looping_show() -> Player:
     she = text.index('id = "she-jie"\n')
     text = text[:she] + "operator_ends = true\n" + text[she:]
     rite = select_cues(parse_sheet(text), "she-jie", "she-jie")
-    return Player(rite, make_settings({}, {"jie_seconds": "0.6"}), "memory:",
+    return Player(plan_show(rite, make_settings({}, {"jie_seconds": "0.6"})), "memory:",
                   client_name="yzbench-show")
 
 

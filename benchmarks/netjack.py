@@ -32,9 +32,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE.parent / "tests"))
 
-from netjack_rig import (  # noqa: E402
+
+from tests.netjack_rig import (  # noqa: E402
     NetjackRig,
     StationReceiver,
     arrivals,

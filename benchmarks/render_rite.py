@@ -21,10 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from cues.sheet import load_rite
-from sequencer.compiler import compile_rite, make_settings
-from sequencer.render import render_timeline
-from sequencer.smf import write_midi
+from cues.sheet.loader import load_rite
+from sequencer.outputs.render import render_timeline
+from sequencer.outputs.smf import write_midi
+from sequencer.timeline.compiler import compile_rite, make_settings
 
 SOUNDFONT = Path("/usr/share/sounds/sf2/FluidR3_GM.sf2")
 

@@ -29,10 +29,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cues.catalog import GM_PERCUSSION_CHANNEL, get_instrument
-from instruments import voices
-from instruments.audio_files import write_audio
-from instruments.mixer import RenderNote
+from instruments.mix.mixer import RenderNote
+from instruments.mix.render_files import write_audio
 from instruments.tuning import DEFAULT_HUANGZHONG_HZ, Tuning, hz_midi_key
+from instruments.voices import notes as voices
 
 SOUNDFONT = Path("/usr/share/sounds/sf2/FluidR3_GM.sf2")
 EQUAL = Tuning("equal", DEFAULT_HUANGZHONG_HZ)

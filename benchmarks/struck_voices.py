@@ -1,4 +1,4 @@
-"""Per-note synthesis time of each struck voice: closed form (numpy, ``instruments.modal``)
+"""Per-note synthesis time of each struck voice: closed form (numpy, ``instruments.voices.modal``)
 against the old path (an offline pyo server booted per note, ``tests/pyo_struck.py``), both in
 this run on the same notes; then the same for every distinct struck note of a rite's render
 (what a cold render synthesizes), one thread.
@@ -18,11 +18,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cues.catalog import CATALOG  # noqa: E402
-from instruments import voices  # noqa: E402
-from instruments.struck_models import STRUCK_VOICES, struck_note  # noqa: E402
-from instruments.synthesis import synthesize  # noqa: E402
-from instruments.tone_dsp import seed_of  # noqa: E402
-from instruments.voice_models import REFERENCE_HZ, key_length  # noqa: E402
+from instruments.voices import notes as voices
+from instruments.voices.models import REFERENCE_HZ, key_length  # noqa: E402
+from instruments.voices.struck_models import STRUCK_VOICES, struck_note  # noqa: E402
+from instruments.voices.synthesis import synthesize  # noqa: E402
+from instruments.voices.tone_dsp import seed_of  # noqa: E402
 from tests.pyo_struck import render_pyo  # noqa: E402
 
 
@@ -61,11 +61,11 @@ def main() -> int:
 
 def _struck_keys(rite_name: str) -> list:
     """The distinct struck notes a render of the rite synthesizes (the mixer's own plan)."""
-    from cues.sheet import load_rite
-    from instruments.mixer import _plan
-    from instruments.room import Room
-    from sequencer.compiler import compile_rite, make_settings
-    from sequencer.render import render_notes
+    from cues.sheet.loader import load_rite
+    from instruments.mix.mixer import _plan
+    from instruments.mix.room import Room
+    from sequencer.outputs.render import render_notes
+    from sequencer.timeline.compiler import compile_rite, make_settings
 
     rite = load_rite(rite_name)
     notes = render_notes(compile_rite(rite, make_settings(rite.settings)))

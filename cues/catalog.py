@@ -83,12 +83,17 @@ reference distance (5 m): the level ``audition`` plays at; a render is then norm
 
 ENSEMBLE_BALANCE_LU: MappingProxyType[str, float] = MappingProxyType({
     # each voice's reference note relative to the singing voice, in LU (BS.1770 loudness)
-    "歌": 0.0, "瑟": -4.0, "笙": -3.0, "和": -7.0, "管": -3.0,
-    "編鐘": -1.0, "鑮": -4.0, "編磬": -3.0,
+    "歌": 0.0, "瑟": -8.0, "笙": -3.0, "和": -7.0, "管": -3.0,
+    "編鐘": 1.0, "鑮": -2.0, "編磬": -3.0,
     "建鼓": 3.0, "鼓": 3.0, "朔鼙": -1.0, "應鼙": -1.0, "鼙": -1.0, "鼗": -6.0,
 })
-"""The ensemble's balance (project choice, issue 14): the 瑟 4 LU under the 歌 it accompanies
-(3–5 LU), the 鑮 under the 編鐘 and the 建鼓, the small drums under the large."""
+"""The ensemble's balance (project choice, issue 14): each voice's reference note (one note,
+velocity 100) against the 歌's.  The 瑟 at −8 sits 4 LU under the 歌 it accompanies as the
+升歌 is heard (measured on its stems: 4.1; the target 3–5 LU) — its plucks ring on under the
+next ones, so as heard it is 4 LU louder than its single note (at −4 it sat 1.8 LU under);
+the 鑮 under the 編鐘 and the 建鼓, the small drums under the large; the bells 2 LU over where
+they were (issue 25), so that with the 金奏's velocities (bells harder, drums softer:
+``sequencer.timeline.piece_notes``) the bells lead it: 「以鐘鏄播之，鼓磬應之」 (docs/voices.md)."""
 
 CATALOG: MappingProxyType[str, Instrument] = MappingProxyType({i.name: i for i in _ENTRIES})
 _ALIASES: dict[str, str] = {}  # every name keyed by ``name_key`` → the catalog name

@@ -1,6 +1,6 @@
 """The immutable model of a rite: what is played, by whom, when it is called, and why.
 
-Every value here is a frozen dataclass built only by the loader (``cues.sheet``), which has
+Every value here is a frozen dataclass built only by the loader (``cues.sheet.loader``), which has
 validated it; nothing in this module touches files or hardware.  Kinds come from one table,
 ``KINDS``, as mido's message specs do.
 """
@@ -37,7 +37,7 @@ TRIGGER_GO = "go"  # the operator presses GO at the ritual moment named by ``at`
 TRIGGER_FOLLOW = "follow"  # starts when the previous cue ends
 TRIGGER_AFTER = "after"  # starts when a named earlier cue ends (``after:CUE``)
 TRIGGER_SIGNAL = "signal"  # waits for a named signal declared by the rite (``signal:NAME``)
-TRIGGER_KINDS = (TRIGGER_GO, TRIGGER_FOLLOW, TRIGGER_AFTER, TRIGGER_SIGNAL)
+
 
 # the keys a sheet's [settings] may hold: the compiler's settings, the player's, the readings
 SETTING_KEYS = frozenset({
@@ -95,7 +95,7 @@ class PieceRef:
 
 @dataclass(frozen=True)
 class Trigger:
-    kind: str  # one of TRIGGER_KINDS
+    kind: str  # TRIGGER_GO, TRIGGER_FOLLOW, TRIGGER_AFTER or TRIGGER_SIGNAL
     target: str | None = None  # the cue id (after) or the signal name (signal)
 
     def __str__(self) -> str:

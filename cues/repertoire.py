@@ -80,13 +80,13 @@ class Piece:
 
 def _fengya() -> dict[str, dict]:
     data = read_json_source("reference/fengya12.json")
-    return {song["title_traditional"]: song for song in data["songs"]}  # type: ignore[index]
+    return {song["title_traditional"]: song for song in data["songs"]}
 
 
 def _texts() -> dict[str, str]:
     data = read_json_source("reference/shijing_traditional.json")
     out: dict[str, str] = {}
-    for poem in data["poems"]:  # type: ignore[index]
+    for poem in data["poems"]:
         title = poem["title"].rsplit("-", 1)[-1]
         body = "\n".join(
             line for line in poem["text"].splitlines() if line and not line.startswith("#")

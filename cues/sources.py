@@ -18,6 +18,7 @@ from contextvars import ContextVar
 from functools import cache
 from importlib import resources
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 SOURCES_PACKAGE = "cues"
 SOURCES_DIR = "data/sources"
@@ -131,7 +132,7 @@ def quote_found(quote: str, relpath: str) -> bool:
         return False
 
 
-def read_json_source(relpath: str) -> object:
+def read_json_source(relpath: str) -> Any:
     import json
 
     return json.loads(read_source(relpath))

@@ -66,7 +66,7 @@ def sanfen_pipe_lengths() -> MappingProxyType[str, Fraction]:
     from cues.sources import read_json_source
 
     facts = read_json_source(PITCH_FACTS)
-    chain = facts["generation_rule_primary_source"]["chain"]  # type: ignore[index]
+    chain = facts["generation_rule_primary_source"]["chain"]
     lengths: dict[str, Fraction] = {LU_NAMES[0]: HUANGZHONG_PIPE_CUN}
     for step in chain:
         match = _STEP.match(step)

@@ -1,8 +1,11 @@
 """The CLI run in a child process, its exit code, output, time and peak memory measured.
 
 Used by the limits and fuzz tests: hostile input must end in exit 0, 2 or 4, with a message and
-no traceback, within ``MAX_RSS_MB`` and ``MAX_SECONDS``.  The child's address space is capped
-(``RLIMIT_AS``) well above that, so a runaway fails fast instead of taking the machine.
+no traceback, within ``MAX_RSS_MB`` and ``MAX_SECONDS`` of work — the child's own CPU time,
+which another job on the machine does not stretch as it stretches the wall clock (a child that
+blocks, on a FIFO say, is killed at its wall-clock ``timeout`` and fails by its exit code).  The
+child's address space is capped (``RLIMIT_AS``) well above that, so a runaway fails fast
+instead of taking the machine.
 """
 
 from __future__ import annotations
@@ -30,16 +33,18 @@ class Run:
     code: int
     out: str
     err: str
-    seconds: float
+    seconds: float  # on the wall clock
     rss_mb: float
+    cpu_seconds: float = 0.0  # the child's own work (user and system time)
 
     def assert_clean(self, codes: tuple[int, ...] = ALLOWED_EXITS) -> None:
         """Exit code among ``codes``, no traceback nor internal error, bounded memory and time."""
-        what = f"exit {self.code}, {self.seconds:.1f} s, {self.rss_mb:.0f} MB\n{self.err[-2000:]}"
+        what = (f"exit {self.code}, {self.seconds:.1f} s ({self.cpu_seconds:.1f} s of CPU), "
+                f"{self.rss_mb:.0f} MB\n{self.err[-2000:]}")
         assert self.code in codes, what
         assert "Traceback" not in self.err and "yuezheng: internal error" not in self.err, what
         assert self.rss_mb <= MAX_RSS_MB, what
-        assert self.seconds <= MAX_SECONDS, what
+        assert self.cpu_seconds <= MAX_SECONDS, what
 
 
 # The CLI is started by a small launcher process, and the launcher reports its child's peak
@@ -50,9 +55,9 @@ import os, resource, subprocess, sys
 cap = int(sys.argv[2])
 resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 code = subprocess.call(sys.argv[3:])
-peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
 with open(sys.argv[1], "w") as report:
-    report.write(f"{code} {peak_kb}")
+    report.write(f"{code} {usage.ru_maxrss} {usage.ru_utime + usage.ru_stime}")
 """
 
 
@@ -107,8 +112,9 @@ def _run_child(python_args: list[str], cwd: Path | None, timeout: float) -> Run:
             timer.cancel()
         seconds = time.monotonic() - start
         fields = report.read().split()
-        code, peak_kb = (int(fields[0]), int(fields[1])) if len(fields) == 2 else (-9, 0)
+        code, peak_kb, cpu = ((int(fields[0]), int(fields[1]), float(fields[2]))
+                              if len(fields) == 3 else (-9, 0, seconds))
         out.seek(0)
         err.seek(0)
         return Run(code, out.read().decode("utf-8", "replace"),
-                   err.read().decode("utf-8", "replace"), seconds, peak_kb / 1024)
+                   err.read().decode("utf-8", "replace"), seconds, peak_kb / 1024, cpu)

@@ -1,5 +1,10 @@
-"""Shared fixtures. ``jack``: a running JACK server (skipped locally without one, a failure in CI,
-where .ci/jack.sh must have started it)."""
+"""Shared fixtures and the tiers. ``jack``: a running JACK server (skipped locally without one,
+a failure in CI, where .ci/jack.sh must have started it).
+
+Tiers are markers (pyproject.toml lists them): a test file names its tier with ``pytestmark``,
+a slow test in a quicker file with its own marker; a test that uses the ``jack`` fixture is in
+the ``jack`` tier; every other test is ``unit`` — the inner loop, ``python -m pytest -m unit``.
+"""
 
 from __future__ import annotations
 
@@ -30,3 +35,14 @@ def jack() -> tuple[int, int]:
             pytest.fail(f"CI must run the JACK tests: {problem}")
         pytest.skip(problem)
     return jack_period()
+
+
+TIERS = ("render", "live", "jack", "net", "browser", "fuzz", "build")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if "jack" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.jack)
+        if not any(item.get_closest_marker(tier) for tier in TIERS):
+            item.add_marker(pytest.mark.unit)

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jack_server import popen_jackd, stop_jackd
+from tests.jack_server import popen_jackd, stop_jackd
 
 ROOT = Path(__file__).resolve().parent.parent
 MULTICAST = "225.3.19.154"  # netjack2's default group
@@ -242,13 +242,15 @@ def live_over(rig: NetjackRig, ns: str, server: str, destination: str, args: lis
 
 def _in_file_order(arrived: list[bytes], file: list[bytes]) -> bool:
     """Whether what arrived is the file's messages in the file's order with some missing (an
-    xrun drops MIDI on JACK's dummy driver), then only clean-up (pitch wheels, all-notes-off)."""
-    from instruments.midi import is_all_off, is_pitch_bend
+    xrun drops MIDI on JACK's dummy driver), then only clean-up (pitch wheels, all-notes-off, the
+    keys' tuning back to equal)."""
+    from instruments.midi import is_all_off, is_pitch_bend, is_tuning_restore
 
     rest = iter(file)
     for i, m in enumerate(arrived):
         if not any(m == f for f in rest):
-            return all(is_pitch_bend(x) or is_all_off(x) for x in arrived[i:])
+            return all(is_pitch_bend(x) or is_all_off(x) or is_tuning_restore(x)
+                       for x in arrived[i:])
     return True
 
 
@@ -258,9 +260,8 @@ def arrivals(expected: list[tuple[float, bytes]], record: dict, log: Path) -> di
     against the file's time, a constant latency taken out: see ``timing_errors_ms``), and the
     latency (its time on this machine's clock after the show log's cue start plus the file's
     time), in ms."""
-    from test_ports_jack import timing_errors_ms, without_resent_offs
-
-    from instruments.midi import is_all_off, is_pitch_bend
+    from instruments.midi import is_all_off, is_pitch_bend, is_tuning_restore
+    from tests.test_ports_jack import timing_errors_ms, without_resent_offs
 
     # a note-off written again after an xrun (by design: instruments/ports/resend.py) is not
     # a message of the file
@@ -268,7 +269,8 @@ def arrivals(expected: list[tuple[float, bytes]], record: dict, log: Path) -> di
                                for frame, data, t in record["messages"]])
     n = len(expected)
     complete = ([m for _, m, _ in got[:n]] == [m for _, m in expected]
-                and all(is_pitch_bend(m) or is_all_off(m) for _, m, _ in got[n:]))
+                and all(is_pitch_bend(m) or is_all_off(m) or is_tuning_restore(m)
+                        for _, m, _ in got[n:]))
     result: dict = {"messages": n, "received": len(got), "complete": complete,
                     "in_order": _in_file_order([m for _, m, _ in got], [m for _, m in expected]),
                     "xruns": record["xruns"], "period_ms": 1000 * record["period"] / record["rate"]}

@@ -1,6 +1,6 @@
 """The reference for the struck voices: a ``StruckNote`` rendered the old way, by a pyo graph on
 an offline pyo server booted for the note (the graph the voices used before they were computed
-in closed form by ``instruments.modal``): a ``Trig`` per strike into one ``ComplexRes`` per mode
+in closed form by ``instruments.voices.modal``): a ``Trig`` per strike into one ``ComplexRes`` per mode
 (a unit impulse rings as 0.01·e^(−t/decay)·sin(2πft)), the drum's glide as a ``Linseg``/``Pow``
 envelope added to the frequency, the strike noise as ``Noise`` under an exponential envelope
 through ``ButLP`` / ``ButBP``.  Used by tests/test_voices_struck_numpy.py and
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from instruments.struck_models import NOISE_CUT_TIME_CONSTANTS, NoiseBurst, StruckNote
+from instruments.voices.struck_models import NOISE_CUT_TIME_CONSTANTS, NoiseBurst, StruckNote
 
 _RES_GAIN = 100.0  # ComplexRes's impulse response is 0.01·e^(−t/decay)·sin(2πft)
 

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median
 
+from tests.timing import delivered
+
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "sby-test-key-0123456789abcdef"
 MAIN_PORT, BACKUP_PORT, RELAY_IN, RELAY_OUT = 47101, 47102, 47201, 47202
@@ -219,9 +221,9 @@ class Failover:
 
 def she_jie_schedule(jie_s: str) -> tuple[list[tuple[float, bytes]], list[tuple[float, int, int]]]:
     """The 射節 of 鄉射's live schedule (what the sender sends) and its 節 marks."""
-    from cues.sheet import load_rite
-    from sequencer.compiler import compile_rite, make_settings, select_cues
-    from sequencer.cueschedule import cue_schedules
+    from cues.sheet.loader import load_rite
+    from sequencer.outputs.cue_schedule import cue_schedules
+    from sequencer.timeline.compiler import compile_rite, make_settings, select_cues
 
     rite = select_cues(load_rite("xiang-she", ()), "she-jie", "she-jie")
     sched = cue_schedules(compile_rite(rite, make_settings(rite.settings,
@@ -260,7 +262,7 @@ def run_failover(machines: TwoMachines, rx_main, rx_backup, log_dir: Path, *,
     main.communicate(timeout=10)
     if run_after_s is None:
         out, err = backup.communicate(timeout=timeout)
-        assert backup.returncode == 0, out + err
+        delivered(backup.returncode, out + err)
     else:
         while not rx_backup.messages and time.monotonic() < deadline:
             time.sleep(0.01)

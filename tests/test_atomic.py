@@ -1,4 +1,4 @@
-"""Files written whole or not at all (``instruments.atomicfile``): an interrupted or failed run
+"""Files written whole or not at all (``instruments.files.atomic``): an interrupted or failed run
 leaves the old output byte-identical and no temporary file behind."""
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 import cli
-from instruments.atomicfile import atomic_files, atomic_path
+from instruments.files.atomic import atomic_files, atomic_path
+
+pytestmark = pytest.mark.render
 
 ROOT = Path(__file__).resolve().parent.parent
 OLD = b"an old render the stage manager trusts\n" * 1000
@@ -93,7 +95,7 @@ def test_a_signal_during_render_leaves_the_old_file(tmp_path: Path, signum: int)
 
 def test_a_full_disk_during_render_leaves_the_old_file(tmp_path: Path, monkeypatch,
                                                        capsys) -> None:
-    from instruments import wavfile
+    from instruments.files import wav24 as wavfile
 
     target = _old_file(tmp_path / "she.wav")
     written = []
@@ -161,7 +163,7 @@ def test_the_mix_may_not_be_written_where_a_stem_goes(tmp_path: Path, capsys) ->
 
 def test_a_long_file_goes_to_the_disk_as_it_grows_and_is_written_whole(
         tmp_path: Path, monkeypatch) -> None:
-    from instruments import atomicfile
+    from instruments.files import atomic as atomicfile
 
     monkeypatch.setattr(atomicfile, "WRITE_BEHIND_BYTES", 1 << 16)
     advised = []

@@ -12,18 +12,30 @@ import pytest
 import soundfile
 
 import cli
-from sequencer.onsets import detect_onsets
+from sequencer.check.onsets import detect_onsets
+
+pytestmark = pytest.mark.render
 
 # the rites with a 射節, and the variant that brings it in (燕禮's shooting is a variant)
 SHOOTING_RITES = {"xiang-she": (), "da-she": (), "yan": ("--variant", "she")}
 
 
-def render(tmp_path: Path, rite: str, *settings: str, ext: str = "wav") -> Path:
-    out = tmp_path / f"{rite}{''.join(settings).replace('-', '_')}.{ext}"
-    code = cli.main(["render", rite, "-o", str(out), "--from", "she-jie", "--until", "she-jie",
-                     *SHOOTING_RITES[rite], *settings])
-    assert code == 0
-    return out
+@pytest.fixture(scope="module")
+def renders(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, ...], Path]:
+    """The renders of this module, each made once and shared by every test that asks for the
+    same one (read only: a test that changes one writes a copy)."""
+    return {"dir": tmp_path_factory.mktemp("renders")}  # type: ignore[dict-item]
+
+
+def render(renders: dict, rite: str, *settings: str, ext: str = "wav") -> Path:
+    key = (rite, *settings, ext)
+    if key not in renders:
+        out = renders["dir"] / f"{rite}{''.join(settings).replace('-', '_')}.{ext}"
+        code = cli.main(["render", rite, "-o", str(out), "--from", "she-jie", "--until",
+                         "she-jie", *SHOOTING_RITES[rite], *settings])
+        assert code == 0
+        renders[key] = out
+    return renders[key]
 
 
 def check(capsys: pytest.CaptureFixture[str], path: Path, rite: str, *settings: str,
@@ -39,10 +51,10 @@ def check(capsys: pytest.CaptureFixture[str], path: Path, rite: str, *settings: 
 
 @pytest.mark.parametrize("rite", sorted(SHOOTING_RITES))
 @pytest.mark.parametrize("jie", [None, "4", "8", "20"])
-def test_own_render_of_each_shejie_holds(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+def test_own_render_of_each_shejie_holds(renders: dict, capsys: pytest.CaptureFixture[str],
                                          rite: str, jie: str | None) -> None:
     settings = () if jie is None else ("--jie-seconds", jie)
-    path = render(tmp_path, rite, *settings)
+    path = render(renders, rite, *settings)
     code, report = check(capsys, path, rite, *settings)
     assert code == 0, report
     (block,) = report["blocks"]
@@ -55,7 +67,7 @@ def test_own_render_of_each_shejie_holds(tmp_path: Path, capsys: pytest.CaptureF
 @pytest.mark.parametrize("room", ["dry", "courtyard"])
 @pytest.mark.parametrize("jie", ["1", "1.2", "1.5", "2", "4"])
 def test_every_stroke_of_a_quick_shejie_is_found_on_time(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], jie: str, room: str
+    renders: dict, capsys: pytest.CaptureFixture[str], jie: str, room: str
 ) -> None:
     """The 鄉射's 射節 at the 節 lengths from 1 s (strokes 0.25 s apart) in both rooms: every
     stroke found and on time — the one after the accented 節 stroke, over the drum's ring and the
@@ -63,7 +75,7 @@ def test_every_stroke_of_a_quick_shejie_is_found_on_time(
     and the fine stage's band choice, 1 s and 1.2 s lost 12–30 strokes and 2 s dry read 9
     strokes 11.3 ms early)."""
     settings = ("--jie-seconds", jie)
-    path = render(tmp_path, "xiang-she", *settings, "--room", room)
+    path = render(renders, "xiang-she", *settings, "--room", room)
     code, report = check(capsys, path, "xiang-she", *settings)
     assert code == 0, report
     (block,) = report["blocks"]
@@ -91,12 +103,12 @@ def displaced(path: Path, stroke_s: float, shift_s: float, step_s: float) -> Pat
 
 @pytest.mark.parametrize(("rite", "jie"), [("xiang-she", 4.0), ("da-she", 8.0), ("yan", 4.0)])
 def test_a_stroke_displaced_by_five_percent_fails(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], rite: str, jie: float
+    renders: dict, capsys: pytest.CaptureFixture[str], rite: str, jie: float
 ) -> None:
     settings = ("--jie-seconds", f"{jie:g}")
     step = jie / 4  # the default drum pattern strikes four times a 節
     stroke = 13  # a quarter stroke of 節 4 (no 瑟 starts with it)
-    path = displaced(render(tmp_path, rite, *settings), stroke * step, 0.05 * jie, step)
+    path = displaced(render(renders, rite, *settings), stroke * step, 0.05 * jie, step)
     code, report = check(capsys, path, rite, *settings)
     assert code == 4
     (block,) = report["blocks"]
@@ -142,38 +154,58 @@ def test_a_midi_with_one_jie_of_drums_moved_fails(
 def test_whole_rite_render_is_checked_in_its_shejie(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The README's main render (22 minutes): only the 射節 counts, and it holds."""
+    """The README's main render (22 minutes): only the 射節 counts, and it holds — told the
+    rite, or told nothing (the file's provenance places the 射節)."""
     path = tmp_path / "xiang-she.wav"
     assert cli.main(["render", "xiang-she", "-o", str(path)]) == 0
     capsys.readouterr()
-    assert cli.main(["check", str(path), "--rite", "xiang-she"]) == 0
-    out = capsys.readouterr().out
-    assert len(out.splitlines()) == 4  # the header, one block, the verdict
-    assert "she-jie" in out and "120/120" in out and "間若一" in out
+    for told in (["--rite", "xiang-she"], []):
+        assert cli.main(["check", str(path), *told]) == 0
+        out = capsys.readouterr().out
+        assert len(out.splitlines()) == 5  # the header, made with, one block, the verdict
+        assert "she-jie" in out and "120/120" in out and "間若一" in out
+        assert "made with: yuezheng render xiang-she --room courtyard" in out
 
 
-def test_rite_without_shejie_and_bad_input_exit_2(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def stripped(path: Path) -> Path:
+    """The file's samples alone, as another program would copy them: no tags, no provenance."""
+    x, sr = soundfile.read(str(path), dtype="int32")
+    out = path.with_name(f"stripped-{path.name}")
+    soundfile.write(str(out), x, sr, subtype="PCM_24")
+    return out
+
+
+def test_what_the_file_was_made_with_is_compared_and_bad_input_exits_2(
+    tmp_path: Path, renders: dict, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = render(tmp_path, "xiang-she", "--jie-seconds", "1")
+    path = render(renders, "xiang-she", "--jie-seconds", "1")
     capsys.readouterr()
     assert cli.main(["check", str(path), "--rite", "xiang-yin-jiu"]) == 2
+    assert "--rite xiang-yin-jiu: the file was made from 鄉射禮 (xiang-she), not 鄉飲酒禮" in \
+        capsys.readouterr().err
+    assert cli.main(["check", str(path), "--rite", "xiang-she"]) == 0  # range, settings: the file's
+    assert cli.main(["check", str(path), "--jie-seconds", "4"]) == 2
+    err = capsys.readouterr().err
+    assert "--jie-seconds 4: the file was made with --jie-seconds 1" in err
+    assert "does not hold" not in err
+    bare = stripped(path)  # without its provenance: what the user passes is all there is
+    assert cli.main(["check", str(bare), "--rite", "xiang-yin-jiu"]) == 2
     assert "no 射節" in capsys.readouterr().err
-    assert cli.main(["check", str(path), "--rite", "xiang-she"]) == 2  # the range differs
+    assert cli.main(["check", str(bare), "--rite", "xiang-she"]) == 2  # the range differs
     assert "no strokes found" in capsys.readouterr().err
     bad = tmp_path / "bad.wav"
     bad.write_bytes(b"RIFF....WAVEjunk")
     assert cli.main(["check", str(bad), "--rite", "xiang-she"]) == 2
     assert str(bad) in capsys.readouterr().err
-    assert cli.main(["check", str(path), "--jie-seconds", "4"]) == 2
-    assert "with --rite only" in capsys.readouterr().err
+    assert cli.main(["check", str(bare), "--jie-seconds", "4"]) == 2
+    assert "carries no provenance" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("voice", ["建鼓", "鼓", "鼙", "朔鼙", "應鼙", "鼗", "編鐘", "編磬", "鑮"])
 @pytest.mark.parametrize("jie", [1.0, 4.0, 20.0, 60.0])
 def test_one_onset_per_stroke_on_every_voice(voice: str, jie: float) -> None:
     """Strokes of one voice, four to a 節, read back from the real voice: one onset each."""
-    from instruments.voices import render_note
+    from instruments.voices.notes import render_note
 
     sr = 48000
     pitched = {"編鐘": 261.63, "編磬": 261.63, "鑮": 130.81}
@@ -195,7 +227,7 @@ def test_one_onset_per_stroke_on_every_voice(voice: str, jie: float) -> None:
 def test_grid_mode_finds_one_onset_per_stroke_on_every_voice(voice: str) -> None:
     """The grid mode (the spacing known, as `check --rite` knows it) on each voice alone, four
     strokes to a 1 s 節: one onset each, on time (measured: within 0.1 ms)."""
-    from instruments.voices import render_note
+    from instruments.voices.notes import render_note
 
     sr = 48000
     pitched = {"編鐘": 261.63, "編磬": 261.63, "鑮": 130.81}
@@ -220,15 +252,15 @@ def test_grid_mode_finds_nothing_in_steady_noise() -> None:
 
 
 def test_strokes_closer_than_the_detector_is_measured_for_are_said_so(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    renders: dict, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A 0.8 s 節 puts the strokes 0.2 s apart, under the 0.25 s the grid mode is measured to
     find: whatever the verdict, the report says that a missing stroke may be the detector's."""
     settings = ("--jie-seconds", "0.8")
-    path = render(tmp_path, "xiang-she", *settings, "--room", "dry")
+    path = render(renders, "xiang-she", *settings, "--room", "dry")
     code, report = check(capsys, path, "xiang-she", *settings)
     assert code in (0, 4), report
     assert any("0.2 s apart are closer than the 0.25 s" in w for w in report["warnings"]), report
-    path = render(tmp_path, "xiang-she", "--jie-seconds", "1", "--room", "dry")
+    path = render(renders, "xiang-she", "--jie-seconds", "1", "--room", "dry")
     code, report = check(capsys, path, "xiang-she", "--jie-seconds", "1")
     assert code == 0 and report["warnings"] == [], report

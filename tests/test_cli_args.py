@@ -53,3 +53,72 @@ def _subparsers() -> dict:
         if action.choices and isinstance(action.choices, dict):
             return action.choices
     raise AssertionError("no sub-commands")
+
+
+def _option(command: str, flag: str):
+    """The parser's action for ``flag`` of ``command``."""
+    return next(a for a in _subparsers()[command]._actions if flag in a.option_strings)
+
+
+def test_every_choice_and_default_is_the_owners() -> None:
+    """The CLI re-types no table: each choice and default is imported from its owner."""
+    from cues.builtin import ENSEMBLES
+    from instruments.mix.room import DEFAULT_ROOM, ROOMS
+    from instruments.ports.rtmidi import API_NAMES
+    from instruments.voices.models import BELL_DETUNES, BELL_INTERVALS
+    from sequencer.judge.tally import DEFAULT_TOLERANCE_MS
+    from sequencer.live.control.midi_in import DEFAULT_GO, DEFAULT_PANIC, DEFAULT_STOP
+    from sequencer.live.go_safety import DEFAULT_GO_GUARD_S
+    from sequencer.live.standby.pair import (
+        DEFAULT_HEARTBEAT_MS,
+        DEFAULT_LEAD_MS,
+        DEFAULT_TAKEOVER_MS,
+        ROLES,
+    )
+    from sequencer.outputs.render import DEFAULT_LOUDNESS_LUFS, ENGINES
+    from sequencer.timeline import drums
+    from sequencer.timeline.settings import RELEASE_RULES
+
+    choices = {
+        ("render", "--drum-pattern"): drums.PATTERNS, ("render", "--drum-reading"): drums.READINGS,
+        ("render", "--release-rule"): RELEASE_RULES, ("render", "--room"): ROOMS,
+        ("audition", "--room"): ROOMS, ("render", "--bell-detune"): BELL_DETUNES,
+        ("render", "--engine"): ENGINES, ("render", "--bell-interval"): tuple(BELL_INTERVALS),
+        ("render", "--ensemble"): tuple(ENSEMBLES), ("ports", "--api"): API_NAMES,
+        ("live", "--role"): ROLES,
+    }
+    for (command, flag), owned in choices.items():
+        assert tuple(_option(command, flag).choices) == tuple(owned), (command, flag)
+    defaults = {
+        ("render", "--room"): DEFAULT_ROOM, ("render", "--loudness"): DEFAULT_LOUDNESS_LUFS,
+        ("render", "--engine"): ENGINES[0], ("live", "--go-guard"): DEFAULT_GO_GUARD_S,
+        ("live", "--peer-lead"): DEFAULT_LEAD_MS, ("live", "--heartbeat"): DEFAULT_HEARTBEAT_MS,
+        ("live", "--takeover"): DEFAULT_TAKEOVER_MS, ("live", "--midi-go"): DEFAULT_GO,
+        ("live", "--midi-stop"): DEFAULT_STOP, ("live", "--midi-panic"): DEFAULT_PANIC,
+        ("judge", "--tolerance-ms"): DEFAULT_TOLERANCE_MS,
+    }
+    for (command, flag), owned in defaults.items():
+        assert _option(command, flag).default == owned, (command, flag)
+
+
+def test_the_setting_flags_map_every_setting_of_the_timeline() -> None:
+    """One explicit map, flag → field: each field a setting, each setting but the readings'
+    own (the 九夏's order) a flag, and each flag declared with that field as its destination."""
+    from sequencer.timeline.settings import SETTING_NAMES
+
+    assert set(cli.SETTING_FLAGS.values()) == set(SETTING_NAMES) - {"jiu_xia_order"}
+    for flag, field in cli.SETTING_FLAGS.items():
+        assert _option("render", flag).dest == field
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--tempo", "abc"], "--tempo abc: expected a number"),
+    (["--jie-seconds", "0"], "--jie-seconds 0: 節 length 0.0 s is out of range"),
+    (["--huangzhong", "9"], "--huangzhong 9: 黃鍾 frequency 9.0 Hz is out of range"),
+    (["--drum-pattern", "xue", "--drum-reading", "precede"], "--drum-pattern and --drum-reading: "
+     "under the reading 'precede'"),
+])
+def test_a_bad_setting_names_the_flag_it_came_by(argv, message, tmp_path, capsys) -> None:
+    assert cli.main(["midi", "xiang-she", "-o", str(tmp_path / "x.mid"), *argv]) == cli.EXIT_USAGE
+    assert f"yuezheng: {message}" in capsys.readouterr().err
+    assert not (tmp_path / "x.mid").exists()

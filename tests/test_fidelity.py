@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from cues.quotations import found_in, quoted_parts
-from cues.sheet import BUILTIN_RITES, builtin_rite
+from cues.sheet.loader import BUILTIN_RITES, builtin_rite
+from cues.sheet.quotations import found_in, quoted_parts
 from cues.sources import normalize, read_source, source_files
-from sequencer.compiler import compile_rite, make_settings
+from sequencer.timeline.compiler import compile_rite, make_settings
 
 FIDELITY = Path(__file__).resolve().parent.parent / "docs" / "fidelity.md"
 

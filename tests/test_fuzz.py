@@ -17,15 +17,18 @@ import struct
 import zipfile
 from pathlib import Path
 
-from bounded_run import run_cli
-from fuzzing import BATCH, OUTCOMES, fuzz, report_outcomes  # noqa: F401 (a fixture)
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from mido.midifiles.midifiles import encode_variable_int
 
 from cues.builtin import BUILTIN_RITES, builtin_text
-from cues.cuetable import CUE_KEYS
-from cues.sheet import SETTING_KEYS
+from cues.sheet.cue_table import CUE_KEYS
+from cues.sheet.loader import SETTING_KEYS
+from tests.bounded_run import run_cli
+from tests.fuzzing import BATCH, OUTCOMES, fuzz, report_outcomes  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.fuzz
 
 
 def _validate_batch(tmp: Path, kind: str, files: list[str]) -> None:

@@ -23,10 +23,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile
-from bounded_run import run_cli, run_cli_each
-from fuzzing import BATCH, OUTCOMES, fuzz, report_outcomes  # noqa: F401 (a fixture)
 from hypothesis import given
 from hypothesis import strategies as st
+
+from tests.bounded_run import run_cli, run_cli_each
+from tests.fuzzing import BATCH, OUTCOMES, fuzz, report_outcomes  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.fuzz
 
 RITE_SPAN = ["--rite", "xiang-she", "--from", "she-jie", "--until", "she-jie",
              "--jie-seconds", "0.5"]

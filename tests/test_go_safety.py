@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import time
 
-from test_live_player import SETTINGS, SHEET
+import pytest
 
-from cues.sheet import parse_sheet
-from sequencer.compiler import select_cues
+from cues.sheet.loader import parse_sheet
 from sequencer.live.cuelist import CueInfo, CueList
-from sequencer.live.player import Player
+from sequencer.live.player.plan import plan_show
+from sequencer.live.player.player import Player
 from sequencer.live.protocol import CancelCue, Go, StartCue
+from sequencer.timeline.compiler import select_cues
+from tests.test_live_player import SETTINGS, SHEET
+
+pytestmark = pytest.mark.live
 
 # as 鄉射禮: 合樂 (music), then 告備 follows it (no music), then 獻 and a 射節 wait for GO
 CUES = [
@@ -118,7 +122,7 @@ def test_the_player_runs_a_follow_cue_before_the_next_go() -> None:
     """Live (memory output): GO a, then GO presses while it plays start nothing; b follows it,
     and only then does a GO start c. Each press is logged with its origin."""
     rite = select_cues(parse_sheet(SHEET), "a", "c")
-    player = Player(rite, SETTINGS, "memory:", client_name="yztest", go_guard_s=0.1)
+    player = Player(plan_show(rite, SETTINGS), "memory:", client_name="yztest", go_guard_s=0.1)
     with player:
         player.put(Go(), origin="osc")
         player.step(0.01)
@@ -126,14 +130,14 @@ def test_the_player_runs_a_follow_cue_before_the_next_go() -> None:
             time.sleep(0.15)
             player.put(Go(), origin="key")
             player.step(0.01)
-            assert "b follows first" in player.message
+            assert "b follows first" in player.status.message
         deadline = time.perf_counter() + 15
         while "b" not in {e.cue for e in player.machine.log if e.event == "start"}:
             assert time.perf_counter() < deadline
             player.step(0.01)
         player.put(Go(), origin="key")
         player.step(0.01)
-        assert "GO again to cut b" in player.message  # b sounds: confirm
+        assert "GO again to cut b" in player.status.message  # b sounds: confirm
         time.sleep(0.15)
         player.put(Go(), origin="key")
         player.step(0.01)
@@ -141,4 +145,4 @@ def test_the_player_runs_a_follow_cue_before_the_next_go() -> None:
     assert starts == ["a", "b", "c"]
     presses = [(r["origin"], r["result"]) for r in player.log.records if r["event"] == "operator"]
     assert presses[0] == ("osc", "start a, b")
-    assert presses[-1] == ("key", "start c")
+    assert presses[-1] == ("key", "cut b; start c")  # the confirmed GO says what it cut

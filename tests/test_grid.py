@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cues.errors import UserError
-from sequencer.grid import check_grid, merge_onsets
+from sequencer.check.grid import check_grid, merge_onsets
 
 
 def grid_times(n: int = 12, interval: float = 0.5, start: float = 0.25) -> list[float]:

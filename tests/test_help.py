@@ -82,7 +82,7 @@ def test_no_jack_message_says_what_to_do() -> None:
 
 def test_quiet_libraries_keeps_our_own_stderr() -> None:
     code = ("import os, sys\n"
-            "from instruments.quiet import quiet_libraries\n"
+            "from instruments.ports.library_chatter import quiet_libraries\n"
             "with quiet_libraries():\n"
             "    os.write(2, b'ALSA lib pcm.c: noise\\n')\n"
             "    sys.stderr.write('ours\\n')\n"

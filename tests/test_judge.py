@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cues.errors import UserError
-from sequencer.judge import (
+from sequencer.judge.tally import (
     Release,
     Tally,
     chinese_numeral,
@@ -108,7 +108,7 @@ def test_tally_result_and_announcement(
     assert (t.result, t.chun, t.ji) == (result, chun, ji)
     assert t.announcement() == words
     assert {k: v for k, v in t.to_json().items() if k != "decisions"} == {
-        "右": right, "左": left, "result": result, "chun": chun, "ji": ji,
+        "右": right, "左": left, "result": result, "chun": chun, "ji": ji, "out_of_turn": 0,
     }
 
 
@@ -119,7 +119,7 @@ def test_tie_from_judging() -> None:
     decisions = t.to_json()["decisions"]
     assert [d["counted"] for d in decisions] == [True, True, False]
     assert decisions[0] == {"time_s": 2.5, "side": "右", "hit": True, "counted": True,
-                            "reason": decisions[0]["reason"]}
+                            "reason": decisions[0]["reason"], "out_of_turn": None}
 
 
 @given(st.integers(min_value=0, max_value=60), st.integers(min_value=0, max_value=60))

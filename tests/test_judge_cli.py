@@ -25,14 +25,40 @@ def test_xiang_she_drum_windows_and_listening(capsys, tmp_path: Path) -> None:
         "7.0,左,1",      # off the drum: 不鼓不釋
         "8.0,右,0",      # a miss
         "24.1,右,1",     # the second pair's cycle (20 s long): its first shot at 4 s
-        "26.0,右,1",
+        "26.0,右,1",     # the 下射's accord: not the 上射's to shoot at, and out of turn
     ], "xiang-she", "--jie-seconds", "4")
     assert code == 0
-    assert (data["右"], data["左"]) == (3, 1)
-    assert data["result"] == "右賢於左" and (data["chun"], data["ji"]) == (1, 0)
-    assert data["announcement"] == "右賢於左，一純"
+    assert (data["右"], data["左"]) == (2, 1)
+    assert data["result"] == "右賢於左" and (data["chun"], data["ji"]) == (0, 1)
+    assert data["announcement"] == "右賢於左，一奇"
     assert [d["counted"] for d in data["decisions"]] == [False, True, True, False, False, True,
-                                                          True]
+                                                          False]
+    last = data["decisions"][-1]
+    assert "at the 下射's accord (6 s), not the 上射's" in last["reason"]
+    assert last["out_of_turn"].startswith("out of turn: 右 (上射) shot again")
+    assert data["out_of_turn"] == 3  # and 4.05 右 after 2.0 右, 7.0 左 after 6.0 左
+
+
+def test_three_right_releases_are_judged_per_archer(capsys, tmp_path: Path) -> None:
+    """The issue's CSV: three 右 releases in a row, at 右, 左 and 右 accords (half rule, 節 of
+    1 s: accords at 1 右, 1.5 左, 2 右 …). The 上射 counts at his own accords only; the second
+    and third are out of turn, and named so."""
+    code, data = judge(capsys, tmp_path, ["1.0,右,1", "1.5,右,1", "2.0,右,1"],
+                       "xiang-she", "--jie-seconds", "1")
+    assert code == 0
+    assert [d["counted"] for d in data["decisions"]] == [True, False, True]
+    assert (data["右"], data["左"], data["out_of_turn"]) == (2, 0, 2)
+    assert [d["out_of_turn"] is not None for d in data["decisions"]] == [False, True, True]
+    assert "the 下射's accord (1.5 s)" in data["decisions"][1]["reason"]
+    csv = tmp_path / "releases.csv"
+    assert cli.main(["judge", "xiang-she", "--jie-seconds", "1", "--releases", str(csv)]) == 0
+    out = capsys.readouterr().out
+    assert "2 releases out of turn (marked !)" in out and "1 右, 1.5 左" in out
+    # the quarters rule: the 上射 at a quarter of the 節, the 下射 at three quarters
+    code, data = judge(capsys, tmp_path, ["1.25,右,1", "1.75,右,1", "2.75,左,1"],
+                       "xiang-she", "--jie-seconds", "1", "--release-rule", "quarters")
+    assert [d["counted"] for d in data["decisions"]] == [True, False, True]
+    assert data["decisions"][2]["out_of_turn"] is None  # 左 after 右: in turn
 
 
 def test_da_she_lord_is_exempt(capsys, tmp_path: Path) -> None:

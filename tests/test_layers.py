@@ -1,15 +1,56 @@
 """The house is one-way: cues ← instruments ← sequencer ← cli, and no module imports in a circle.
 
-Every import counts, including the ones inside functions (a lazy import is still a dependency).
+Inside each layer the rooms are one-way too (``ROOMS``): a module imports only modules of its own
+room or of the rooms listed before it, and every module belongs to a room.  Every import counts,
+including the ones inside functions (a lazy import is still a dependency).
 """
 
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LAYERS = ("cues", "instruments", "sequencer", "cli")  # each may import only those before it
+
+# Each layer's rooms, in order: a room may import only itself and the rooms before it.  A room is
+# named by module or package prefixes; a module is in the room of its longest prefix.
+ROOMS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "cues": (
+        ("cues", "cues.errors", "cues.limits", "cues.text", "cues.pinyin", "cues.model",
+         "cues.sources", "cues.builtin", "cues.melody_octaves"),   # the ground everything stands on
+        ("cues.catalog", "cues.layouts", "cues.repertoire"),      # instruments, hangs, pieces
+        ("cues.sheet",),                                           # the sheet format and its checks
+        ("cues.rites",),                                           # the built-in sheets (data)
+    ),
+    "instruments": (
+        ("instruments", "instruments.tuning", "instruments.midi", "instruments.processes",
+         "instruments.files"),
+        ("instruments.voices",),
+        ("instruments.mix",),
+        ("instruments.notation",),
+        ("instruments.ports",),
+    ),
+    "sequencer": (
+        ("sequencer", "sequencer.timeline"),
+        ("sequencer.outputs",),
+        ("sequencer.check",),
+        ("sequencer.judge",),
+        ("sequencer.pictures",),
+        ("sequencer.live", "sequencer.live.protocol", "sequencer.live.go_safety",
+         "sequencer.live.cuelist"),
+        ("sequencer.live.sending",),
+        ("sequencer.live.player",),
+        ("sequencer.live.control",),
+        ("sequencer.live.standby",),
+        ("sequencer.live.link",),
+        ("sequencer.live.hearing",),
+        ("sequencer.live.screens",),
+        ("sequencer.live.show",),
+    ),
+    "cli": (("cli",),),
+}
 
 
 def _module_name(path: Path) -> str:
@@ -53,6 +94,7 @@ def _imports(name: str, path: Path, known: set[str]) -> set[str]:
     return found
 
 
+@cache
 def _graph() -> dict[str, set[str]]:
     modules = _project_modules()
     known = set(modules)
@@ -71,6 +113,33 @@ def test_every_import_points_down_the_stack() -> None:
         if _layer(target) > _layer(module)
     ]
     assert not upward, "upward imports:\n" + "\n".join(upward)
+
+
+def _room(module: str) -> tuple[str, int]:
+    """(the module's layer, the index of its room there); -1 where no room holds it."""
+    layer = module.split(".")[0]
+    best, index = "", -1
+    for i, room in enumerate(ROOMS[layer]):
+        for prefix in room:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > len(best):
+                best, index = prefix, i
+    return layer, index
+
+
+def test_every_module_has_a_room() -> None:
+    homeless = sorted(m for m in _graph() if _room(m)[1] < 0)
+    assert not homeless, "modules in no room of tests/test_layers.py ROOMS: " + ", ".join(homeless)
+
+
+def test_every_import_points_down_the_rooms() -> None:
+    upward = []
+    for module, targets in _graph().items():
+        layer, room = _room(module)
+        for target in sorted(targets):
+            target_layer, target_room = _room(target)
+            if target_layer == layer and target_room > room:
+                upward.append(f"{module} (room {room}) imports {target} (room {target_room})")
+    assert not upward, "imports up the rooms of a layer:\n" + "\n".join(upward)
 
 
 def test_no_module_imports_in_a_circle() -> None:
@@ -112,6 +181,6 @@ def test_no_module_imports_in_a_circle() -> None:
 
 def test_the_graph_sees_the_project() -> None:
     graph = _graph()
-    assert "sequencer.compiler" in graph
-    assert "cues.model" in graph["sequencer.compiler"]
+    assert "sequencer.timeline.compiler" in graph
+    assert "cues.model" in graph["sequencer.timeline.compiler"]
     assert all(t.split(".")[0] in LAYERS for targets in graph.values() for t in targets)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cues.layouts import HANG_SIDES, standard_hang
-from cues.sheet import parse_sheet
+from cues.sheet.loader import parse_sheet
 from cues.sources import quote_found
 
 SHEET = '[rite]\nid = "x"\ntitle = "x"\nhang = "{hang}"\n[[cue]]\nid = "a"\nkind = "停"\nat = "x"\n'

@@ -7,21 +7,24 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from fractions import Fraction
+from typing import Any
 
 import pytest
 
 from benchmarks.link_phase import SHEET, N, measure_follow, run_peer
-from cues.sheet import parse_sheet
-from sequencer.compiler import compile_rite
-from sequencer.cueschedule import cue_schedules, retimed
-from sequencer.live.console import screen
+from cues.sheet.loader import parse_sheet
 from sequencer.live.cuelist import CueInfo, CueList
-from sequencer.live.link import followed_jie_s, jie_grid, phase_error_beats
+from sequencer.live.link.session import followed_jie_s, jie_grid, phase_error_beats
+from sequencer.live.player.snapshot import Snapshot
 from sequencer.live.protocol import StartCue
-from sequencer.live.views import Snapshot
-from sequencer.settings import make_settings
+from sequencer.live.screens.console import screen
+from sequencer.outputs.cue_schedule import cue_schedules, retimed
+from sequencer.timeline.compiler import compile_rite
+from sequencer.timeline.settings import make_settings
 from tests.netns import netns_command, run_in_netns
+from tests.timing import late_run, on_time, timing_flaky
 
 
 # the grid and the retime, as data -------------------------------------------------------------
@@ -86,6 +89,7 @@ def test_link_and_link_follow_exclude_each_other() -> None:
 
 
 # real peers in a private network namespace ----------------------------------------------------
+@pytest.mark.net
 def test_the_namespace_has_only_loopback() -> None:
     assert netns_command(["true"])[:2] == ["unshare", "-n"]
     done = run_in_netns(["ip", "-o", "link"], timeout=30)
@@ -94,24 +98,37 @@ def test_the_namespace_has_only_loopback() -> None:
     assert names == ["lo"]
 
 
+def _late_is_timing(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """``run()``; a show that failed only by being late is a timing failure."""
+    try:
+        return run()
+    except RuntimeError as exc:
+        late_run(str(exc))
+        raise
+
+
+@pytest.mark.net
+@timing_flaky
 def test_a_plain_peer_hears_the_jie_on_its_beat() -> None:
     """yuezheng leads (--link) a 射節 of 30 節 of 0.25 s; a plain aalink peer's beat at each
     節's event time is within 1 ms of the 節's beat (p99), phase 0 on 節 1."""
-    result = run_peer("lead", "0.25")
+    result = _late_is_timing(lambda: run_peer("lead", "0.25"))
     assert result["jie"] == 30 and result["peers"] >= 1
     assert result["session_tempo"] == 240.0
-    assert result["peer_phase_error_ms"]["p99"] <= 1.0, result
+    on_time(result["peer_phase_error_ms"]["p99"] <= 1.0, f"{result}")
     # yuezheng's own reading, logged per 節, agrees with the plain peer's
-    assert result["own_phase_error_ms"]["p99"] <= 1.0, result
+    on_time(result["own_phase_error_ms"]["p99"] <= 1.0, f"{result}")
 
 
+@pytest.mark.net
+@timing_flaky
 def test_follow_takes_the_session_tempo_for_the_next_shejie() -> None:
     """A plain peer sets 75 bpm; yuezheng (--link-follow, compiled at 0.25 s a 節) plays the
     射節 at 60/75 = 0.8 s a 節, starting on the session's phase 0."""
-    result = measure_follow(75.0)
+    result = _late_is_timing(lambda: measure_follow(75.0))
     sent = result["jie_deadlines"]
     assert len(sent) == 30 and result["peers"] >= 1
     spacing = [b - a for a, b in zip(sent, sent[1:], strict=False)]
     assert all(abs(s - 0.8) < 1e-9 for s in spacing), spacing
-    assert abs(result["peer_errors_ms"][0]) <= 1.0  # 節 1 on the session's phase 0
-    assert result["peer_phase_error_ms"]["p99"] <= 1.0, result
+    on_time(abs(result["peer_errors_ms"][0]) <= 1.0, f"節 1 off the phase: {result}")
+    on_time(result["peer_phase_error_ms"]["p99"] <= 1.0, f"{result}")

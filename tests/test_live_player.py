@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from cues.sheet import parse_sheet
+from cues.sheet.loader import parse_sheet
 from instruments.midi import (
     SoundingNotes,
     all_off_messages,
@@ -24,10 +24,11 @@ from instruments.midi import (
     is_all_off,
     is_note_off,
     is_pitch_bend,
+    is_tuning_restore,
 )
 from instruments.ports.memory import read_memory_record
-from sequencer.compiler import make_settings, select_cues
-from sequencer.live.player import Player
+from sequencer.live.player.plan import plan_show
+from sequencer.live.player.player import Player
 from sequencer.live.protocol import (
     Back,
     CueEnded,
@@ -42,6 +43,9 @@ from sequencer.live.protocol import (
     Skip,
     Stop,
 )
+from sequencer.timeline.compiler import make_settings, select_cues
+
+pytestmark = pytest.mark.live
 
 # a: 1 s (go), b: 1 s (follows a), c: a 射節 of 5 節 of 0.1 s (go), d: 《鹿鳴》 at 600 syllables
 # a minute, a rest point every 0.1 s, looping until stopped (樂闋)
@@ -95,7 +99,7 @@ EXACT = 1e-6  # deadlines are computed, not measured
 def _player(tmp_path: Path, first: str, last: str) -> tuple[Player, Path]:
     rite = select_cues(parse_sheet(SHEET), first, last)
     out = tmp_path / "sent.jsonl"
-    return Player(rite, SETTINGS, f"memory:{out}", client_name="yztest"), out
+    return Player(plan_show(rite, SETTINGS), f"memory:{out}", client_name="yztest"), out
 
 
 def _step_until(player: Player, done: Callable[[], bool], timeout: float = 15.0) -> None:
@@ -180,8 +184,10 @@ def test_go_plays_the_cue_and_its_follow_cue_joins_without_a_gap(tmp_path: Path)
     matched, extra = _match(records, a + [(player.schedules["a"].length_s + t, m) for t, m in b],
                             t0)
     assert len(matched) == len(a) + len(b)  # every message, in order, each on its deadline
-    # only pitch wheels centred and the safety net: CC 123 on each channel the cue used
-    assert all(is_pitch_bend(data) or is_all_off(data) for _, data in extra)
+    # only pitch wheels centred, the safety net (CC 123 on each channel the cue used) and, at
+    # the port's close, the keys the show tuned back to equal temperament
+    assert all(is_pitch_bend(data) or is_all_off(data) or is_tuning_restore(data)
+               for _, data in extra)
     assert _closed_by_the_net(records)
     assert _silent(records)
     starts = [r for r in player.log.records if r["event"] == "start"]
@@ -237,8 +243,10 @@ def test_panic_in_two_stages_leaves_nothing_sounding(tmp_path: Path) -> None:
     stage_one = [r for r in records if r[0] <= first.t]
     assert stage_one and _silent(stage_one)  # stage 1: note-offs, every note closed
     assert not any(data in all_off_messages() for _, data in stage_one)
-    # stage 2: CC 123 and 120 on every channel, and nothing else after stage 1
-    assert [data for at, data in records if at > first.t] == all_off_messages()
+    # stage 2: CC 123 and 120 on every channel, and nothing else after stage 1 but, at the
+    # port's close, the keys the cue tuned back to equal temperament (a tuning is not a note)
+    after = [data for at, data in records if at > first.t]
+    assert after[:-1] == all_off_messages() and is_tuning_restore(after[-1])
     assert [r["stage"] for r in player.log.records if r["event"] == "panic"] == [1, 2]
 
 
@@ -309,15 +317,15 @@ def test_stop_ends_a_looping_cue_at_its_next_rest_point(tmp_path: Path) -> None:
     assert all(at < end - EXACT for at, _ in records[:len(matched)])
     assert [d[i][0] for i in range(len(matched))][-1] < ahead[0]
     assert all(is_note_off(data) or is_pitch_bend(data) or is_all_off(data)
-               for _, data in extra)
+               or is_tuning_restore(data) for _, data in extra)
     assert _closed_by_the_net(records)
     assert _silent(records)
 
 
 def test_midi_input_and_keys_ask_for_typed_commands() -> None:
-    from sequencer.live.console import KEYS
-    from sequencer.live.midi_in import midi_command, parse_trigger
+    from sequencer.live.control.midi_in import midi_command, parse_trigger
     from sequencer.live.protocol import MarkRelease, Nudge
+    from sequencer.live.screens.console import KEYS
 
     mapping = {parse_trigger("note:60"): Go(), parse_trigger("cc:64"): Stop()}
     assert midi_command(b"\x90\x3c\x64", mapping) == Go()
@@ -350,4 +358,6 @@ def test_a_second_stop_ends_at_once_with_note_offs(tmp_path: Path) -> None:
     until_end = [r for r in records if r[0] <= ended.t + 0.02]
     assert any(is_note_off(data) for at, data in until_end if at > ended.t)
     assert _silent(until_end)
-    assert len(until_end) == len(records)  # and nothing after
+    # and nothing after but, at the port's close, the keys tuned back to equal temperament
+    assert all(is_tuning_restore(data) for _, data in records[len(until_end):])
+    assert len(until_end) >= len(records) - 1

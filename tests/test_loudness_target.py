@@ -1,6 +1,6 @@
 """The loudness target where the limiter works and where sounds add in amplitude: the room's
-low band per note (``instruments.room_energy``), notes struck together
-(``instruments.note_pairs``) and the limiter's loss (``instruments.limiter_estimate``), each
+low band per note (``instruments.mix.room_energy``), notes struck together
+(``instruments.mix.note_pairs``) and the limiter's loss (``instruments.mix.limiter_estimate``), each
 against the real thing."""
 
 from __future__ import annotations
@@ -14,14 +14,17 @@ import pytest
 import soundfile as sf
 
 import cli
-from instruments import loudness, voices
-from instruments.limiter import LIMITER_CEILING, PeakLimiter
-from instruments.limiter_estimate import chunk_squares, frame_gain_squared
-from instruments.loudness_estimate import note_energy
-from instruments.mix_blocks import raw_blocks
-from instruments.note_pairs import pair_energy, shares
-from instruments.room import Room
-from instruments.room_energy import RoomEnergy
+from instruments.mix import loudness
+from instruments.mix.blocks import raw_blocks
+from instruments.mix.limiter import LIMITER_CEILING, PeakLimiter
+from instruments.mix.limiter_estimate import chunk_squares, frame_gain_squared
+from instruments.mix.loudness_estimate import note_energy
+from instruments.mix.note_pairs import pair_energy, shares
+from instruments.mix.room import Room
+from instruments.mix.room_energy import RoomEnergy
+from instruments.voices import notes as voices
+
+pytestmark = pytest.mark.render
 
 RATE = 48000
 SHE_JIE = ["render", "xiang-she", "--from", "she-jie", "--until", "she-jie"]
@@ -93,7 +96,7 @@ def test_the_limiters_loss_is_predicted_from_the_peaks() -> None:
     """Drum strokes played 6 dB over the ceiling: the limiter's mean gain² per 10 ms frame
     predicted from the chunk peaks is the one the limiter applies."""
     stroke = voices.render_key(voices.note_key("鼓", None, 1.0, 127, RATE))
-    x = np.zeros(4 * RATE, dtype=np.float32)
+    x = np.zeros(stroke.size + 4 * RATE, dtype=np.float32)  # a stroke rings 4.4 s now
     for start in range(0, x.size - stroke.size, RATE // 2):
         x[start:start + stroke.size] += stroke
     gain = 2.0 * LIMITER_CEILING / float(np.abs(x).max())

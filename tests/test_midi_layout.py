@@ -6,9 +6,9 @@ import io
 
 import mido
 
-from cues.sheet import load_rite
-from sequencer.compiler import compile_rite, make_settings
-from sequencer.smf import build_midi_bytes
+from cues.sheet.loader import load_rite
+from sequencer.outputs.smf import build_midi_bytes
+from sequencer.timeline.compiler import compile_rite, make_settings
 
 
 def test_tracks_start_with_pan_and_volume_from_the_layout() -> None:

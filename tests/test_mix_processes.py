@@ -1,6 +1,6 @@
 """Mixing on several processes or threads gives the bytes of one run, and leaves nothing behind.
 
-A render's mix is split in segments (``instruments.mix_blocks``), each mixed after a pre-roll;
+A render's mix is split in segments (``instruments.mix.blocks``), each mixed after a pre-roll;
 these tests compare every block with the one-run mix, in the courtyard (reflections, tail and
 delays carried from block to block) and dry, and check the children's end: reaped after a
 whole render and after an early stop, and a child killed mid-mix is a clear error.
@@ -17,11 +17,17 @@ import numpy as np
 import pytest
 
 from cues.errors import UserError
-from instruments import audio_files, mix_blocks, mix_processes, mixer
-from instruments.limiter import PeakLimiter
-from instruments.mixer import RenderNote
-from instruments.room import Room
-from instruments.wavfile import pack24
+from instruments.files.riff_info import read_info
+from instruments.files.wav24 import pack24
+from instruments.mix import blocks as mix_blocks
+from instruments.mix import mixer
+from instruments.mix import processes as mix_processes
+from instruments.mix import render_files as audio_files
+from instruments.mix.limiter import PeakLimiter
+from instruments.mix.mixer import RenderNote
+from instruments.mix.room import Room
+
+pytestmark = pytest.mark.render
 
 SR = 48000
 BLOCK = SR  # 1 s blocks
@@ -114,12 +120,14 @@ def test_a_render_is_the_same_file_with_or_without_processes(tmp_path: Path,
                                                              monkeypatch) -> None:
     notes = _notes(80)  # 80 blocks: more than two segments of 32
     how = mixer.Mastering(loudness=-18.0)
+    tags = {"title": "鄉射禮", "comment": '{"provenance": "yuezheng/1"}', "software": "yuezheng"}
     monkeypatch.setenv("YUEZHENG_MIX_PROCESSES", "0")
-    audio_files.write_audio(tmp_path / "one.wav", notes, how=how)
+    audio_files.write_audio(tmp_path / "one.wav", notes, how=how, tags=tags)
     monkeypatch.delenv("YUEZHENG_MIX_PROCESSES")
     assert mix_processes.usable(80)
-    audio_files.write_audio(tmp_path / "many.wav", notes, how=how)
+    audio_files.write_audio(tmp_path / "many.wav", notes, how=how, tags=tags)
     assert (tmp_path / "one.wav").read_bytes() == (tmp_path / "many.wav").read_bytes()
+    assert read_info(tmp_path / "many.wav") == tags  # the provenance's tags, as one process
     assert multiprocessing.active_children() == []
 
 
@@ -149,8 +157,15 @@ def test_a_child_killed_mid_mix_is_a_clear_error() -> None:
 def _children_of(pid: int) -> list[int]:
     tasks = Path(f"/proc/{pid}/task")
     found: list[int] = []
-    for task in tasks.iterdir() if tasks.exists() else ():
-        text = (task / "children").read_text() if (task / "children").exists() else ""
+    try:
+        listed = list(tasks.iterdir())
+    except OSError:  # the process has gone
+        return found
+    for task in listed:
+        try:
+            text = (task / "children").read_text()
+        except OSError:  # a thread that ended meanwhile
+            continue
         found += [int(c) for c in text.split()]
     return found
 
@@ -183,6 +198,8 @@ def test_a_render_killed_mid_mix_leaves_no_process(tmp_path: Path, signum: int) 
     assert len(children) == 2, "the render ended before its processes were seen"
     os.kill(proc.pid, signum)
     proc.wait(timeout=30)
-    time.sleep(0.5)
+    gone = time.monotonic() + 10  # they die with it; on a loaded machine that takes a moment
+    while [c for c in children if _alive(c)] and time.monotonic() < gone:
+        time.sleep(0.05)
     assert not [c for c in children if _alive(c)]
     assert not (tmp_path / "x.wav").exists()

@@ -12,9 +12,13 @@ import soundfile as sf
 
 import cli
 from cues.errors import UserError
-from instruments import audio_files, limiter, mixer, placement, voices
-from instruments import room as room_module
-from instruments.mixer import RenderNote
+from instruments.mix import limiter, mixer, placement
+from instruments.mix import render_files as audio_files
+from instruments.mix import room as room_module
+from instruments.mix.mixer import RenderNote
+from instruments.voices import notes as voices
+
+pytestmark = pytest.mark.render
 
 SR = 48000
 LSB = 2.0 ** -23
@@ -160,7 +164,7 @@ def test_cli_instruments_and_audition(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_audition_default_huangzhong_is_the_tunings() -> None:
-    from instruments.audition import audition_notes
+    from instruments.mix.audition import audition_notes
     from instruments.tuning import DEFAULT_HUANGZHONG_HZ, Tuning
 
     notes = audition_notes("編鐘")

@@ -20,9 +20,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from netjack_rig import ROOT, NetjackRig, StationReceiver, arrivals, file_messages, live_over
 
-pytestmark = pytest.mark.jack
+from tests.netjack_rig import ROOT, NetjackRig, StationReceiver, arrivals, file_messages, live_over
+
+pytestmark = [pytest.mark.jack, pytest.mark.net]
 
 SHOW = ["da-she", "--from", "she-jie", "--until", "she-jie", "--jie-seconds", "0.25",
         "--only", "東"]

@@ -9,7 +9,8 @@ import pytest
 import cli
 from cues.builtin import BUILTIN_RITES, builtin_text
 from cues.errors import SheetErrors
-from cues.sheet import load_sheet
+from cues.sheet.loader import load_sheet
+from sequencer.outputs.provenance import read_provenance
 
 
 @pytest.mark.parametrize("rite", BUILTIN_RITES)
@@ -22,7 +23,28 @@ def test_new_round_trips_each_builtin_rite(tmp_path: Path, rite: str) -> None:
     assert text.endswith(builtin_text(rite))  # the built-in's TOML, byte for byte
     assert cli.main(["midi", rite, "-o", str(tmp_path / "a.mid")]) == cli.EXIT_OK
     assert cli.main(["midi", str(sheet), "-o", str(tmp_path / "b.mid")]) == cli.EXIT_OK
-    assert (tmp_path / "a.mid").read_bytes() == (tmp_path / "b.mid").read_bytes()
+    # the same file but for its provenance, which says what it was made from: the sheet
+    built_in, mine = read_provenance(tmp_path / "a.mid"), read_provenance(tmp_path / "b.mid")
+    assert (built_in.sheet, mine.sheet) == (None, str(sheet)) and built_in.rite == mine.rite
+    assert built_in.she_jie == mine.she_jie
+    assert _without_text((tmp_path / "a.mid").read_bytes(), built_in.text()) == \
+        _without_text((tmp_path / "b.mid").read_bytes(), mine.text())
+
+
+def _without_text(data: bytes, text: str) -> bytes:
+    """A MIDI file's bytes with one text meta event (FF 01, at delta 0) cut out, and its track's
+    length mended."""
+    import struct
+
+    from mido.midifiles.meta import encode_variable_int
+
+    body = text.encode("utf-8")
+    event = b"\x00\xff\x01" + bytes(encode_variable_int(len(body))) + body
+    at = data.index(event)
+    track = data.rindex(b"MTrk", 0, at)
+    size = struct.unpack(">I", data[track + 4:track + 8])[0] - len(event)
+    return (data[:track + 4] + struct.pack(">I", size) + data[track + 8:at]
+            + data[at + len(event):])
 
 
 def test_new_takes_an_alias_and_keeps_an_existing_sheet(tmp_path: Path, capsys) -> None:
@@ -90,7 +112,7 @@ def test_a_missing_own_text_is_an_error_with_file_and_line(tmp_path: Path) -> No
 
 
 def test_a_builtin_rite_cites_only_bundled_texts() -> None:
-    from cues.sheet import parse_sheet
+    from cues.sheet.loader import parse_sheet
 
     text = builtin_text("xiang-she") + OWN_CUE.format(file="edition.txt", quote="乃合樂")
     with pytest.raises(SheetErrors) as info:

@@ -7,7 +7,11 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.build
 
 
 def test_wheel_carries_the_data(tmp_path: Path) -> None:
@@ -25,5 +29,5 @@ def test_wheel_carries_the_data(tmp_path: Path) -> None:
     for package in ("cues", "sequencer", "instruments"):  # every module of every subpackage
         modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / package).rglob("*.py")}
         assert modules <= names, modules - names
-    static = {p.relative_to(ROOT).as_posix() for p in (ROOT / "sequencer/web/static").iterdir()}
+    static = {p.relative_to(ROOT).as_posix() for p in (ROOT / "sequencer/live/screens/web/static").iterdir()}
     assert static <= names, static - names

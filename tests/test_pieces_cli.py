@@ -15,8 +15,8 @@ from cues.builtin import ENSEMBLES
 from cues.catalog import CATALOG, canonical_instrument
 from cues.pinyin import add_names, name_key
 from cues.repertoire import all_pieces, canonical_title
-from sequencer.compiler import compile_rite
-from sequencer.selection import piece_rite, selected_rite
+from sequencer.timeline.compiler import compile_rite
+from sequencer.timeline.selection import piece_rite, selected_rite
 
 
 def test_every_piece_and_instrument_has_a_unique_pinyin() -> None:

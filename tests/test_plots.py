@@ -9,11 +9,11 @@ import pytest
 
 import cli
 from cues.errors import UserError
-from cues.sheet import BUILTIN_RITES, load_rite
-from sequencer.compiler import compile_rite, make_settings
-from sequencer.layout_plot import plot_layout
-from sequencer.plots import find_cjk_font, picture_format
-from sequencer.timeline_plot import plot_timeline
+from cues.sheet.loader import BUILTIN_RITES, load_rite
+from sequencer.pictures.common import find_cjk_font, picture_format
+from sequencer.pictures.layout import plot_layout
+from sequencer.pictures.timeline import plot_timeline
+from sequencer.timeline.compiler import compile_rite, make_settings
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -38,6 +38,7 @@ def _svg_texts(path: Path) -> str:
     return "\n".join(re.findall(r"<text[^>]*>([^<]*)</text>", svg))
 
 
+@pytest.mark.render
 @pytest.mark.parametrize("rite_id", BUILTIN_RITES)
 def test_plot_timeline_png_and_svg(rite_id: str, tmp_path: Path, capsys) -> None:
     png, svg = tmp_path / "timeline.png", tmp_path / "timeline.svg"
@@ -55,6 +56,7 @@ def test_plot_timeline_png_and_svg(rite_id: str, tmp_path: Path, capsys) -> None
     assert "節" in texts
 
 
+@pytest.mark.render
 @pytest.mark.parametrize("rite_id", BUILTIN_RITES)
 def test_plot_layout_png_and_svg(rite_id: str, tmp_path: Path) -> None:
     png, svg = tmp_path / "layout.png", tmp_path / "layout.svg"

@@ -101,7 +101,7 @@ def test_show_sender_on_memory_needs_no_hardware(tmp_path: Path) -> None:
     """The live sending process drives a ``memory:PATH`` output as any other: the messages on
     their deadlines, then the note-offs of what still sounded when it closed."""
     from sequencer.live.protocol import CueEnded, StartCue
-    from sequencer.live.sender import ShowSender
+    from sequencer.live.sending.sender import ShowSender
 
     path = tmp_path / "rehearsal.jsonl"
     schedule = [(0.0, note_on(0, 60, 100)), (0.05, note_on(1, 64, 90)), (0.1, note_off(0, 60))]

@@ -12,11 +12,11 @@ import pytest
 import cli
 from cues import repertoire
 from cues.errors import SheetErrors, UserError
-from cues.sheet import BUILTIN_RITES, builtin_rite, load_rite, parse_sheet
+from cues.sheet.loader import BUILTIN_RITES, builtin_rite, load_rite, parse_sheet
 from cues.sources import normalize, read_source
-from sequencer.compiler import compile_rite, make_settings
-from sequencer.events import MARKER_JIE, Timeline
-from sequencer.sheetcheck import sheet_warnings
+from sequencer.timeline.compiler import compile_rite, make_settings
+from sequencer.timeline.events import MARKER_JIE, Timeline
+from sequencer.timeline.sheet_check import sheet_warnings
 
 BELL_AND_DRUM = ("金奏", "陔", "驁")
 
@@ -174,7 +174,7 @@ def test_shao_is_sung_and_danced_to_a_drum() -> None:
 
 def test_silent_is_shown() -> None:
     rite = load_rite("yan", ("wu",))
-    from sequencer.views import rite_json
+    from sequencer.timeline.rite_json import rite_json
 
     cue = next(c for c in rite_json(rite)["cues"] if c["id"] == "shao")
     assert cue["instruments"][0]["silent"].startswith("the 勺's melody is lost")
@@ -184,7 +184,7 @@ def test_silent_is_shown() -> None:
 # ── 4. the project's own choices ─────────────────────────────────────────────────────────────
 
 def _json(rite_id: str, variants: tuple[str, ...]) -> dict:
-    from sequencer.views import rite_json
+    from sequencer.timeline.rite_json import rite_json
 
     rite = load_rite(rite_id, variants)
     return rite_json(rite, compile_rite(rite, make_settings(rite.settings)))

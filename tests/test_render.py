@@ -12,8 +12,10 @@ import soundfile as sf
 
 import cli
 from instruments.tuning import LU_NAMES, Tuning
-from instruments.voices import render_note
-from sequencer.tempo_check import check_audio
+from instruments.voices.notes import render_note
+from sequencer.check.tempo import check_audio
+
+pytestmark = pytest.mark.render
 
 SHE = ["xiang-she", "--from", "she-jie", "--until", "she-jie", "--jie-seconds", "1.5",
        "--room", "dry"]  # the courtyard's check: tests/test_voices_struck.py

@@ -9,7 +9,7 @@ import pytest
 import cli
 from cues.model import KINDS, MUSIC_KINDS
 from cues.repertoire import all_pieces, canonical_title
-from cues.sheet import BUILTIN_RITES, builtin_rite
+from cues.sheet.loader import BUILTIN_RITES, builtin_rite
 from cues.sources import normalize, quote_found, read_source, source_files
 
 VARIANTS = {"xiang-yin-jiu": [[]], "xiang-she": [[], ["cai-pin"]],

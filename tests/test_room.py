@@ -10,8 +10,10 @@ import pytest
 import soundfile as sf
 
 import cli
-from instruments import loudness, room
-from instruments.placement import pan_gains
+from instruments.mix import loudness, room
+from instruments.mix.placement import pan_gains
+
+pytestmark = pytest.mark.render
 
 SHENG_GE = ["xiang-yin-jiu", "--from", "sheng-ge", "--until", "sheng-ge"]
 
@@ -36,7 +38,7 @@ def test_courtyard_decorrelates_and_dry_keeps_the_old_placement(renders) -> None
     assert _correlation(court) < 0.9
     assert _correlation(dry) > 0.99  # the singers on the hall: a near-centre point source
     # dry: the channels stand in the pan law's ratio for the 工 (west of the axis)
-    from sequencer.compiler import compile_rite
+    from sequencer.timeline.compiler import compile_rite
 
     args = cli._build_parser().parse_args(["render", *SHENG_GE, "-o", "x.wav"])
     timeline = compile_rite(*cli._load(args))
@@ -49,8 +51,8 @@ def test_courtyard_decorrelates_and_dry_keeps_the_old_placement(renders) -> None
 
 
 def test_placement_stays_audible_in_the_courtyard(tmp_path: Path) -> None:
-    from instruments import audio_files
-    from instruments.mixer import Mastering, RenderNote
+    from instruments.mix import render_files as audio_files
+    from instruments.mix.mixer import Mastering, RenderNote
 
     for x, louder in ((6.5, 1), (-6.5, 0)):
         path = tmp_path / "bell.wav"
@@ -102,7 +104,7 @@ def test_reflections_are_delayed_by_their_paths() -> None:
 def test_the_estimate_holds_for_drums(tmp_path: Path, mode: str) -> None:
     """The 射節's drums at −30 LUFS (no limiting): the written render is within 0.5 LU (in
     the courtyard the drums' low modes add with their reflections in amplitude: measured per
-    note and place, ``instruments.room_energy``)."""
+    note and place, ``instruments.mix.room_energy``)."""
     wav = tmp_path / "she.wav"
     assert cli.main(["render", "xiang-she", "--from", "she-jie", "--until", "she-jie",
                      "--jie-seconds", "2", "-o", str(wav), "--room", mode,

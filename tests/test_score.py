@@ -16,13 +16,15 @@ import pytest
 
 from cli import main
 from cues.errors import UserError
+from cues.melody_octaves import melody_octave
 from cues.repertoire import Piece, all_pieces, get_piece
-from instruments.score import lu_abbreviation, piece_score, rite_score
-from instruments.score_files import write_score
+from instruments.notation.score import lu_abbreviation, piece_score, rite_score
+from instruments.notation.score_files import write_score
 from instruments.tuning import Tuning
 
 SONGS = tuple(p.title for p in all_pieces() if p.stanzas)
 CENTS = re.compile(r"^[+-]\d+$")
+VOICE = melody_octave("歌")  # the 工 sing an octave under the written 律
 
 
 def _parse(path: Path) -> Any:
@@ -69,6 +71,7 @@ def songs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Piece, An
     return parsed
 
 
+@pytest.mark.render
 def test_the_twelve_songs_are_all_there(songs: dict[str, tuple[Piece, Any]]) -> None:
     assert len(SONGS) == 12
     assert set(songs) == {"鹿鳴", "四牡", "皇皇者華", "魚麗", "南有嘉魚", "南山有臺",
@@ -96,16 +99,21 @@ def test_round_trip(songs: dict[str, tuple[Piece, Any]], title: str) -> None:
         steps = [b.pitch.midi - a.pitch.midi for a, b in zip(notes, notes[1:], strict=False)]
         want = [b - a for a, b in zip(stanza.semitones, stanza.semitones[1:], strict=False)]
         assert steps == want
-        # the default 黃鍾 is C4: absolute placement too
-        assert [n.pitch.midi for n in notes] == [60 + s for s in stanza.semitones]
+        # the default 黃鍾 is C4: absolute placement too — the 工 (men) an octave under the
+        # written 律, in the treble-8 clef
+        assert [n.pitch.midi for n in notes] == [60 + VOICE + s for s in stanza.semitones]
         # every note carries its syllable, its 律 and its 工尺
         for i, n in enumerate(notes):
             assert [ly.text for ly in n.lyrics] == [
                 stanza.lyric[i], lu_abbreviation(stanza.semitones[i]), stanza.su[i]]
             assert n.quarterLength == 1
-    # the 瑟 doubles the voice an octave below, as the timeline plays it
+    # the 瑟 doubles the voice at the unison, as the timeline plays it; both staves say the
+    # octave by their clef
     assert [n.pitch.midi for n in se.recurse().notes] == [
-        n.pitch.midi - 12 for n in voice.recurse().notes]
+        n.pitch.midi for n in voice.recurse().notes]
+    for part in (voice, se):
+        clef = part.recurse().getElementsByClass("Clef")[0]
+        assert (clef.sign, clef.octaveChange) == ("G", -1)
     credits = _credits(score)
     assert "no rhythm" in credits
     assert "quarter tones" in credits
@@ -155,7 +163,7 @@ def test_anomalies_are_editorial_text(songs: dict[str, tuple[Piece, Any]]) -> No
     luming = songs["鹿鳴"][1].parts[0]
     thirty_first = list(luming.recurse().notes)[30]
     assert thirty_first.lyrics[1].text == "太清" and thirty_first.lyrics[2].text == "五"
-    assert thirty_first.pitch.midi == 60 + 14
+    assert thirty_first.pitch.midi == 60 + VOICE + 14
 
 
 def test_huangzhong_places_the_notes(tmp_path: Path) -> None:
@@ -166,7 +174,7 @@ def test_huangzhong_places_the_notes(tmp_path: Path) -> None:
     semitones = [s for st in piece.stanzas for s in st.semitones]
     assert len(notes) == len(semitones)
     for n, s in zip(notes, semitones, strict=True):
-        assert n.pitch.midi == 62 + s
+        assert n.pitch.midi == 62 + VOICE + s
         if s % 12 == 0:
             assert n.pitch.name == "D"  # 黃鍾 on D
     assert "293.66 Hz" in _credits(score)
@@ -235,7 +243,7 @@ def test_rite_score(tmp_path: Path) -> None:
     assert marks == ["sheng-ge", "jian-ge", "she-jie", "he-yue"]
     sung = ["鹿鳴", "四牡", "魚麗", "關雎", "葛覃"]
     want = [s for title in sung for st in get_piece(title).stanzas for s in st.semitones]
-    assert [n.pitch.midi for n in voice.recurse().notes] == [60 + s for s in want]
+    assert [n.pitch.midi for n in voice.recurse().notes] == [60 + VOICE + s for s in want]
     texts = [t.content for t in voice.recurse().getElementsByClass(expressions.TextExpression)]
     assert "射節: 《騶虞》 — lost" in texts
     assert not [t for t in texts if "南陔" in t or "由庚" in t]  # 笙 pieces are not sung
@@ -284,6 +292,7 @@ def test_pdf_without_lilypond_names_the_package(
         write_score(small_score, tmp_path / "x.pdf")
 
 
+@pytest.mark.render
 @pytest.mark.skipif(shutil.which("lilypond") is None, reason="Debian lilypond not installed")
 def test_pdf_with_lilypond(tmp_path: Path, small_score: Any) -> None:
     pdf = write_score(small_score, tmp_path / "x.pdf")
@@ -301,8 +310,9 @@ def test_pdf_with_lilypond(tmp_path: Path, small_score: Any) -> None:
     assert "瑟 (se)" in words  # the part name whole
 
 
+@pytest.mark.render
 def test_pdf_copy_numbers_each_note_once() -> None:
-    from instruments.score_files import _lilypond_copy
+    from instruments.notation.score_files import _lilypond_copy
 
     rite = _Rite("test", (_Cue("a", "升歌", (_Ref("鹿鳴", "歌"),)),
                           _Cue("b", "升歌", (_Ref("鹿鳴", "歌"),))))
@@ -340,3 +350,23 @@ def test_cli_score_errors(
     assert message in err
     assert "Traceback" not in err
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.render
+@pytest.mark.skipif(shutil.which("lilypond") is None, reason="Debian lilypond not installed")
+def test_pdf_names_its_text_rows_and_keeps_its_notes_on_the_music_page(tmp_path: Path) -> None:
+    """關雎's PDF (issue 29): the voice's text rows are named (字 律 工尺 ¢), not numbered like
+    verses, and its [校] end note no longer spills alone onto a second page."""
+    import subprocess
+
+    from instruments.notation.score_files import pdf_pages
+
+    pdf = tmp_path / "guanju.pdf"
+    assert main(["score", "關雎", "-o", str(pdf)]) == 0
+    assert pdf_pages(pdf) == 1
+    words = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True,
+                           text=True, check=True).stdout
+    rows = [line.split() for line in words.splitlines() if line.split()]
+    firsts = {row[0] for row in rows}
+    assert {"字", "律", "工尺"} <= firsts and not firsts & {"1.", "2.", "3.", "4."}
+    assert "[校 1] 第三章" in words  # the end note, on the same page

@@ -13,7 +13,7 @@ import pytest
 import cli
 from cues.builtin import builtin_text
 from cues.errors import SheetErrors
-from cues.sheet import BUILTIN_RITES, builtin_rite, load_rite, load_sheet, parse_sheet
+from cues.sheet.loader import BUILTIN_RITES, builtin_rite, load_rite, load_sheet, parse_sheet
 
 GOOD = textwrap.dedent('''\
     [rite]
@@ -237,6 +237,7 @@ def mutations(text: str, rng: random.Random, count: int) -> list[str]:
     return out
 
 
+@pytest.mark.fuzz
 @pytest.mark.parametrize("rite", BUILTIN_RITES)
 def test_mutated_truncated_garbage_sheets_never_traceback(rite, tmp_path: Path, capsys) -> None:
     rng = random.Random(rite)

@@ -16,10 +16,6 @@ import time
 from pathlib import Path
 
 import pytest
-from jack_server import RECEIVER, OwnServer, received
-from test_live_faults import _children, _gone
-from test_live_jack import _live
-from test_ports_jack import Receiver, _unsilenced
 
 from instruments.midi import (
     SoundingNotes,
@@ -31,6 +27,10 @@ from instruments.midi import (
     note_on,
 )
 from instruments.ports import open_output
+from tests.jack_server import RECEIVER, OwnServer, received
+from tests.test_live_faults import _children, _gone
+from tests.test_live_jack import _live
+from tests.test_ports_jack import Receiver, _unsilenced
 
 pytestmark = pytest.mark.jack
 

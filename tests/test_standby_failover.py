@@ -12,12 +12,15 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-from standby_rig import ROOT, Failover, TwoMachines, read_log, run_failover
-from test_ports_jack import Receiver, _unsilenced, timing_flaky
 
-pytestmark = pytest.mark.jack
+from tests.standby_rig import ROOT, Failover, TwoMachines, read_log, run_failover
+from tests.test_ports_jack import Receiver, _unsilenced
+from tests.timing import on_time, until_quiet
+
+pytestmark = [pytest.mark.jack, pytest.mark.net]
 
 TAKEOVER_S = 0.5  # the default --takeover
 JIE_S = "1"  # 4 drum strokes a 節: one 節's stroke is 0.25 s
@@ -25,17 +28,22 @@ JIE_S = "1"  # 4 drum strokes a 節: one 節's stroke is 0.25 s
 
 @pytest.fixture(scope="module")
 def failover(jack, tmp_path_factory: pytest.TempPathFactory):
-    """One run: the 射節 (30 節 of 1 s), the main killed just after 節 index 7's stroke."""
-    log_dir = tmp_path_factory.mktemp("standby")
-    rx_main, rx_backup = Receiver(), Receiver()
-    try:
-        with TwoMachines(os.getpid(), seed=16) as machines:
-            run = run_failover(machines, rx_main, rx_backup, log_dir, jie_s=JIE_S,
-                               kill_at_jie=7)
-        yield run, log_dir
-    finally:
-        rx_main.close()
-        rx_backup.close()
+    """One run: the 射節 (30 節 of 1 s), the main killed just after 節 index 7's stroke; run
+    again (twice at most) while JACK counts an xrun in it or a show reports itself late."""
+    def attempt() -> tuple[Failover, Path, int]:
+        log_dir = tmp_path_factory.mktemp("standby")
+        rx_main, rx_backup = Receiver(), Receiver()
+        try:
+            with TwoMachines(os.getpid(), seed=16) as machines:
+                run = run_failover(machines, rx_main, rx_backup, log_dir, jie_s=JIE_S,
+                                   kill_at_jie=7)
+            return run, log_dir, rx_main.xruns + rx_backup.xruns
+        finally:
+            rx_main.close()
+            rx_backup.close()
+
+    run, log_dir, _ = until_quiet(attempt, lambda r: f"{r[2]} xrun(s)" if r[2] else "")
+    yield run, log_dir
 
 
 def test_the_jack_server_is_reached_from_a_namespace(jack) -> None:
@@ -45,7 +53,6 @@ def test_the_jack_server_is_reached_from_a_namespace(jack) -> None:
     assert proc.returncode == 0 and "system:" in out
 
 
-@timing_flaky
 def test_backup_takes_over_in_time_without_doubling(failover) -> None:
     run, log_dir = failover
     run: Failover
@@ -54,8 +61,8 @@ def test_backup_takes_over_in_time_without_doubling(failover) -> None:
     first_note = next(t for t, m in run.backup if m[0] & 0xF0 == 0x90 and m[2] > 0)
     # the backup's first message (the channels' state) comes at the takeover; its first note
     # at the next stroke due after it
-    assert run.takeover_s <= TAKEOVER_S + 0.05, "takeover came late"
-    assert first_note - run.kill_t <= TAKEOVER_S + stroke_s + 0.05, "takeover came late"
+    on_time(run.takeover_s <= TAKEOVER_S + 0.05, "takeover came late")
+    on_time(first_note - run.kill_t <= TAKEOVER_S + stroke_s + 0.05, "takeover came late")
     assert run.backup[0][0] > run.kill_t
     found, stray = run.note_matches()
     assert not stray, f"notes that are not the schedule's: {stray[:5]}"
@@ -72,13 +79,37 @@ def test_backup_takes_over_in_time_without_doubling(failover) -> None:
     assert [r["event"] for r in records if r["event"] in ("start", "end")] == ["start", "end"]
 
 
+def test_the_backup_plays_in_tune(failover) -> None:
+    """The main set the 三分損益 on the keys (MIDI Tuning Standard) at the cue's start, while the
+    backup was muted: the backup keeps it and sends it with the channels' state when it takes
+    over, so its synth plays every later note at the pitch the main's played it."""
+    from instruments.midi import KeyPitches, is_note_on, read_note_tuning
+
+    run, _ = failover
+    want = KeyPitches()  # each (channel, key)'s pitch at its note-ons in the schedule
+    pitches: dict[tuple[int, int], float] = {}
+    for _, m in run.schedule:
+        want.track(m)
+        if is_note_on(m) and m[0] & 0x0F != 9:
+            pitches[(m[0] & 0x0F, m[1])] = want.key(m[0] & 0x0F, m[1])
+    assert any(round((p - k) * 1e4) for (_, k), p in pitches.items())  # keys off 12-TET
+    heard = KeyPitches()
+    played = 0
+    for _, m in run.backup:
+        heard.track(m)
+        if is_note_on(m) and m[0] & 0x0F != 9:
+            assert heard.key(m[0] & 0x0F, m[1]) == pytest.approx(pitches[(m[0] & 0x0F, m[1])],
+                                                                 abs=1e-6)
+            played += 1
+    assert played and any(read_note_tuning(m) for _, m in run.backup)
+
+
 def test_nothing_is_left_sounding(failover) -> None:
     run, _ = failover
     merged = [m for _, m in sorted(run.main + run.backup)]
     assert _unsilenced(merged) == set()
 
 
-@timing_flaky
 def test_the_jie_grid_holds_across_the_switch(failover, tmp_path) -> None:
     run, _ = failover
     onsets = run.jie_onsets()
@@ -89,5 +120,5 @@ def test_the_jie_grid_holds_across_the_switch(failover, tmp_path) -> None:
     check = subprocess.run([sys.executable, str(ROOT / "cli.py"), "check", str(path), "--json"],
                            cwd=ROOT, capture_output=True, text=True, timeout=60)
     report = json.loads(check.stdout)
-    assert check.returncode == 0, "the timing does not hold: " + check.stdout + check.stderr
+    on_time(check.returncode == 0, "the timing does not hold: " + check.stdout + check.stderr)
     assert report["ok"] and len(report["blocks"]) == 6

@@ -9,15 +9,17 @@ import time
 from pathlib import Path
 
 import pytest
-from standby_rig import BACKUP_PORT, KEY, TwoMachines, read_log, wait_for_log
 
 from cues.errors import UserError
 from instruments.midi import control_change, note_off, note_on, pitch_bend, program_change
-from sequencer.live.muting import Muting
-from sequencer.live.peer_auth import ReplayWindow, load_key, sign, verified
-from sequencer.live.peer_link import PeerAction, PeerPacket, address_command, decode, encode
 from sequencer.live.protocol import Begin, Go, GoCue, MarkRelease, Nudge, Panic, Stop
-from sequencer.live.standby import parse_listen, parse_peer, standby_options
+from sequencer.live.sending.muting import Muting
+from sequencer.live.standby.auth import ReplayWindow, load_key, sign, verified
+from sequencer.live.standby.packets import PeerAction, PeerPacket, address_command, decode, encode
+from sequencer.live.standby.pair import parse_listen, parse_peer, standby_options
+from tests.standby_rig import BACKUP_PORT, KEY, TwoMachines, read_log, wait_for_log
+
+pytestmark = pytest.mark.net
 
 K = b"k" * 20
 

@@ -12,7 +12,8 @@ import pytest
 
 from cues.catalog import CATALOG
 from cues.errors import UserError
-from instruments import voice_models, voices
+from instruments.voices import models as voice_models
+from instruments.voices import notes as voices
 
 SR = 48000
 
@@ -120,13 +121,14 @@ def test_drums_ignore_pitch_and_velocity_scales_level() -> None:
     assert centroid(voices.render_note("朔鼙", None, 0.5)) > 1.5 * centroid(a)
 
 
+@pytest.mark.render
 def test_rendering_is_deterministic_in_a_fresh_cache_and_process() -> None:
     first = voices.render_note("瑟", 196.0, 1.0, 100).copy()
     voices.clear_cache()
     voices.render_note("鼗", None, 1.0, 80)  # other notes rendered before must not matter
     again = voices.render_note("瑟", 196.0, 1.0, 100)
     assert np.array_equal(first, again)
-    code = ("import hashlib; from instruments.voices import render_note; "
+    code = ("import hashlib; from instruments.voices.notes import render_note; "
             "print(hashlib.sha256(render_note('瑟', 196.0, 1.0, 100).tobytes()).hexdigest())")
     root = Path(__file__).resolve().parents[1]
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,

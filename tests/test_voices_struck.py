@@ -9,9 +9,12 @@ import pytest
 import soundfile as sf
 
 import cli
-from instruments import voice_models, voices
-from instruments.struck_models import drum_mode_amplitudes
-from sequencer.tempo_check import check_audio
+from instruments.voices import models as voice_models
+from instruments.voices import notes as voices
+from instruments.voices.struck_models import drum_mode_amplitudes
+from sequencer.check.tempo import check_audio
+
+pytestmark = pytest.mark.render
 
 SR = 48000
 
@@ -45,7 +48,7 @@ def test_the_strike_point_picks_the_bells_tone(interval: str, variant: int) -> N
 
 
 def test_each_bell_has_its_own_interval_and_pair_inside_the_measured_ranges() -> None:
-    from instruments.struck_models import bell_tones
+    from instruments.voices.struck_models import bell_tones
 
     ratios = set()
     for hz in (200.0, 233.0, 262.0, 294.0, 330.0, 392.0, 440.0):
@@ -80,16 +83,106 @@ def test_bell_decay_is_short_and_upper_partials_die_first() -> None:
     assert drop_high > drop_low + 6
 
 
-def test_bo_is_two_tone_shorter_and_quieter_than_bianzhong() -> None:
+def test_bo_is_two_tone_longer_and_quieter_than_bianzhong() -> None:
+    """The large 鑮 rings longer than a 編鐘 of its pitch (it decayed faster: 0.35 against
+    0.5 s at C4), and sits under it and the 建鼓 in the balance."""
     from cues.catalog import ENSEMBLE_BALANCE_LU
 
     f = 200.0
-    assert voice_models.bo_tau_s(f) < voice_models.bianzhong_tau_s(f)
+    assert voice_models.bo_tau_s(f) > voice_models.bianzhong_tau_s(f)
     assert ENSEMBLE_BALANCE_LU["鑮"] < ENSEMBLE_BALANCE_LU["編鐘"]
     assert ENSEMBLE_BALANCE_LU["鑮"] < ENSEMBLE_BALANCE_LU["建鼓"]
     x = voices.render_note("鑮", f, 1.0, 100)
     freqs, mag = _spectrum(x[:SR])
     assert _peak_db(freqs, mag, f * 1.2) <= _peak_db(freqs, mag, f, 0.01) - 15
+
+
+def _t60(x: np.ndarray, hz: float) -> float:
+    """The decay (T60, s) of the band around ``hz``: Schroeder's backward integral, −5 to −25
+    dB, extrapolated."""
+    from scipy.signal import butter, sosfilt
+
+    y = sosfilt(butter(4, [hz * 0.92, hz * 1.08], btype="band", fs=SR, output="sos"),
+                x.astype(np.float64))
+    energy = np.cumsum((y ** 2)[::-1])[::-1]
+    level = 10 * np.log10(energy / energy[0] + 1e-30)
+    return 3.0 * (np.argmax(level < -25) - np.argmax(level < -5)) / SR
+
+
+@pytest.mark.parametrize("hz", [130.81, 261.63, 523.25])
+def test_stone_rings_shorter_than_bronze_and_the_bo_longer(hz: float) -> None:
+    """At every pitch the stone's fundamental dies before the bronze bell's (stone damps more
+    than bronze; it rang 1.6× longer), and the 鑮's after the 編鐘's (measured T60)."""
+    t60 = {name: _t60(voices.render_note(name, hz, 1.0, 100), hz)
+           for name in ("編鐘", "鑮", "編磬")}
+    assert t60["編磬"] < 0.7 * t60["編鐘"]
+    assert t60["鑮"] > 1.15 * t60["編鐘"]
+    tau = voice_models.qing_tau_s(hz)  # the stated constant Q, measured
+    assert t60["編磬"] == pytest.approx(6.91 * tau, rel=0.1)
+
+
+def _peaks(x: np.ndarray, lo: float, hi: float) -> list[tuple[float, float]]:
+    """(Hz, dB) of the spectral peaks of ``x`` between ``lo`` and ``hi`` (10 dB prominence)."""
+    from scipy.signal import find_peaks
+
+    freqs, mag = _spectrum(x)
+    db = 20 * np.log10(mag + 1e-12)
+    found, _ = find_peaks(db, prominence=10)
+    return [(float(freqs[i]), float(db[i])) for i in found if lo <= freqs[i] <= hi]
+
+
+@pytest.mark.parametrize("strike", ["正鼓", "側鼓"])
+def test_the_upper_partials_come_in_pairs_3_to_10_percent_apart(strike: str) -> None:
+    """Rossing et al. (1988): a two-tone bell's modes come in pairs 3–10 % apart, one member
+    at each strike point.  Measured on a hard stroke: around each upper pair's centre two
+    partials, 3–10 % apart, the struck point's the louder."""
+    zheng = 300.0
+    hz = zheng * (voice_models.BELL_INTERVALS["minor"] if strike == "側鼓" else 1.0)
+    x = voices.render_note("編鐘", hz, 1.0, 127, strike=strike)[: SR // 4]
+    from instruments.voices.struck_models import bell_tones
+
+    zheng_hz = bell_tones(voices.note_key("編鐘", hz, 1.0, strike=strike))[0]
+    for centre, _ in voice_models.BELL_UPPER[:6]:
+        near = _peaks(x, centre * zheng_hz * 0.94, centre * zheng_hz * 1.06)
+        assert len(near) >= 2, (centre, near)
+        (f1, d1), (f2, d2) = sorted(sorted(near, key=lambda p: -p[1])[:2])
+        assert 0.029 <= f2 / f1 - 1 <= 0.101, (centre, f1, f2)
+        assert (d1 > d2) == (strike == "正鼓")  # the lower member answers the 正鼓 point
+
+
+def test_the_bells_strike_is_bright() -> None:
+    """The attack of a 編鐘 at C4 (velocity 96, as the 金奏 struck it): its first 50 ms centre
+    of spectral brightness well above the struck tone (was 299 Hz) and tonal partials above
+    3.5 kHz within 60 dB of it (nothing tonal was above 2.6 kHz)."""
+    x = voices.render_note("編鐘", 261.63, 1.0, 96).astype(np.float64)
+    head = x[: SR // 20]
+    power = np.abs(np.fft.rfft(head, 1 << 15)) ** 2
+    freqs = np.fft.rfftfreq(1 << 15, 1 / SR)
+    assert float((power * freqs).sum() / power.sum()) > 500.0
+    top = max(_peaks(x[: SR // 4], 200.0, 20000.0), key=lambda p: p[1])[1]
+    assert any(f > 3500.0 and d > top - 60.0 for f, d in _peaks(x[: SR // 4], 3500.0, 9000.0))
+
+
+def test_the_jin_zou_is_led_by_the_bells(tmp_path: Path) -> None:
+    """「以鐘鏄播之，鼓磬應之」: in the 金奏 (《肆夏》, the 燕禮's ensemble) the bells (編鐘 and 鑮)
+    are louder than the 建鼓, integrated and at their loudest moment (the 建鼓 was 7.3 LU over
+    them integrated, 7.6 at the loudest 400 ms)."""
+    from instruments.mix.loudness import integrated_loudness, k_weighted
+
+    stems = tmp_path / "stems"
+    assert cli.main(["render", "肆夏", "--ensemble", "jin-zou", "-o", str(tmp_path / "j.wav"),
+                     "--stems", str(stems)]) == 0
+    parts = {f.stem: sf.read(str(f))[0] for f in stems.glob("*.wav")}
+    bells, drum = parts["編鐘"] + parts["鑮"], parts["建鼓"]
+
+    def loudest(x: np.ndarray) -> float:  # the largest momentary (400 ms) loudness
+        power = np.concatenate([[0.0], np.cumsum(sum(k_weighted(c, SR) ** 2 for c in x.T))])
+        width = SR * 4 // 10
+        window = (power[width:] - power[:-width])[:: SR // 10] / width
+        return -0.691 + 10 * np.log10(window.max())
+
+    assert integrated_loudness(bells, SR) >= integrated_loudness(drum, SR) + 2.0
+    assert loudest(bells) >= loudest(drum) + 2.0
 
 
 def test_stone_partials_are_the_l_shaped_model_not_a_bar() -> None:
@@ -147,7 +240,7 @@ def she_jie(tmp_path_factory) -> Path:
 def _stroke_levels(wav: Path) -> tuple[np.ndarray, list[np.ndarray]]:
     """Per stroke of the 射節 (onsets from the compiled timeline): its level (dB RMS over
     100 ms) and its first 100 ms of samples."""
-    from sequencer.compiler import compile_rite
+    from sequencer.timeline.compiler import compile_rite
 
     rite, settings = cli._load(cli._build_parser().parse_args(["render", *SHE, "-o", "x.wav"]))
     timeline = compile_rite(rite, settings)

@@ -1,4 +1,4 @@
-"""The struck voices computed in closed form (instruments.modal) against the pyo graph they
+"""The struck voices computed in closed form (instruments.voices.modal) against the pyo graph they
 replace (tests/pyo_struck.py, an offline pyo server per note): the modes sample for sample, the
 strike noise by its energy and spectral centroid (pyo's noise generator cannot be seeded alike)."""
 
@@ -7,9 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from instruments import modal, synthesis, voices
-from instruments.struck_models import STRUCK_VOICES, NoiseBurst, struck_note
-from instruments.voice_models import key_length
+from instruments.voices import modal, synthesis
+from instruments.voices import notes as voices
+from instruments.voices.models import key_length
+from instruments.voices.struck_models import STRUCK_VOICES, NoiseBurst, struck_note
 from tests.pyo_struck import render_pyo
 
 SR = 48000

@@ -10,8 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from instruments import mixer, strings, sung, voices, winds
-from instruments.room import Room
+from instruments.mix import mixer
+from instruments.mix.room import Room
+from instruments.voices import notes as voices
+from instruments.voices import strings, sung, winds
+
+pytestmark = pytest.mark.render
 
 SR = 48000
 SHIPU_SEMITONES = (0, 2, 4, 5, 6, 7, 9, 10, 11, 12, 14, 19)  # every pitch the 詩譜 sing
@@ -123,16 +127,76 @@ def test_ge_vibrato_runs_on_across_syllables(monkeypatch: pytest.MonkeyPatch) ->
     assert abs((phase_next - phase_end + 0.5) % 1.0 - 0.5) < 0.05
 
 
-def test_guan_pipes_beat_gently() -> None:
-    x = np.asarray(voices.render_note("管", 392.0, 3.0), dtype=np.float64)
+@pytest.mark.parametrize("hz", [261.63, 293.66, 329.63, 392.0, 440.0, 523.25])
+def test_guan_pipes_beat_gently(hz: float) -> None:
+    """The level over 50 ms windows of a held 管 note swings by the two unequal pipes' beat
+    (3.1 dB) and the breath's slow drift: 3.0–3.9 dB measured at these six pitches, what
+    docs/voices.md states (it said 2.8 while the files swung 3.1–3.4); not the old 12 dB
+    tremolo."""
+    x = np.asarray(voices.render_note("管", hz, 3.0), dtype=np.float64)
     w = int(0.05 * SR)
     held = x[int(0.3 * SR):int(2.8 * SR)]
     rms = np.sqrt(np.mean(held[: held.size // w * w].reshape(-1, w) ** 2, axis=1))
     swing = 20 * np.log10(rms.max() / rms.min())
     softer = winds.GUAN_PIPES[1][1]
     beat_db = 20 * np.log10((1 + softer) / (1 - softer))  # the two pipes' beat: 3.1 dB
-    # two unequal pipes: a beat (breath noise adds a little), not the old 12 dB tremolo
-    assert 0.2 < swing < beat_db + 0.3
+    assert beat_db - 0.3 < swing < beat_db + 2 * winds.GUAN_MOTION_DB
+    assert 2.9 <= round(swing, 1) <= 3.9  # the figure docs/voices.md gives
+
+
+def test_guan_is_a_blown_pipe_with_edge_noise() -> None:
+    """Harmonics up to 3 kHz within 35 dB of the fundamental (the old tone had four, then
+    nothing: −90 dB), and between them the jet's noise, 30–60 dB under the harmonics (the old
+    tone: clean to −80 dB and more)."""
+    f = 523.25
+    x = _held(voices.render_note("管", f, 1.5), 0.3, 1.3)
+    freqs, power = _power_spectrum(x)
+    db = 10 * np.log10(power + 1e-30)
+
+    def at(target: float) -> float:
+        return float(db[np.abs(freqs - target) < 0.05 * f].max())
+
+    first = at(f)
+    assert all(at(h * f) > first - 35 for h in range(1, int(3000 / f) + 1))
+    between = [float(np.median(db[np.abs(freqs - (h + 0.5) * f) < 0.1 * f])) for h in (1, 2, 3)]
+    assert all(first - 60 < b < first - 30 for b in between), (first, between)
+
+
+def test_the_sheng_breathes_and_never_loops() -> None:
+    """A 笙 drone held a minute: its level moves with the breath (over 400 ms windows a range of
+    at least 1.5 dB: main moved 0.07 dB) and no stretch repeats — neither at the chord's loop
+    nor at the old breath loop (1.37 s): a repeat would leave no difference."""
+    f = 261.63
+    x = np.asarray(voices.render_note("笙", f, 60.0), dtype=np.float64)[SR: 59 * SR]
+    w = int(0.4 * SR)
+    levels = 10 * np.log10(np.mean(x[: x.size // w * w].reshape(-1, w) ** 2, axis=1))
+    assert levels.max() - levels.min() >= 1.5
+    from instruments.voices import tone_dsp
+
+    loop = tone_dsp.loop_length(f, SR, periods_multiple=2)[0]
+    for lag in (loop, 1 << 16):
+        a, b = x[: 20 * SR], x[lag: lag + 20 * SR]
+        assert 10 * np.log10(np.mean((a - b) ** 2) / np.mean(a ** 2)) > -40.0, lag
+
+
+def test_se_plucks_vary_with_force_and_point() -> None:
+    """The 瑟 of the 升歌: the plucks of one pitch are not one copy — four pluck points and
+    forces (their sounds correlate under 0.99 with each other) and levels within ±1 dB."""
+    from instruments.voices import models
+
+    notes = [mixer.RenderNote(t, "瑟", 196.0, 1.0, 80, t, 0.0, "瑟", seed=seed)  # 5 strings
+             for t, seed in ((0.0, 11), (2.0, 12), (4.0, 13), (6.0, 14), (8.0, 15))]
+    placed = mixer._plan(notes, SR, Room("dry", SR))
+    assert len({p.key for p in placed}) >= 3
+    waves = [np.asarray(voices.render_key(k), dtype=np.float64)
+             for k in {p.key: None for p in placed}]
+    for i, a in enumerate(waves):
+        for b in waves[i + 1:]:
+            n = min(a.size, b.size)
+            assert np.dot(a[:n], b[:n]) / np.sqrt(np.dot(a, a) * np.dot(b, b)) < 0.99
+    gains = [20 * np.log10(models.stroke_gain("瑟", s)) for s in range(200)]
+    assert max(gains) <= models.SE_LEVEL_DB and min(gains) >= -models.SE_LEVEL_DB
+    assert np.std(gains) > 0.4
 
 
 def test_sheng_sounds_a_chord_of_pipes() -> None:
@@ -178,7 +242,7 @@ def test_se_highs_decay_first() -> None:
 
 
 def test_sustained_voices_are_deterministic_across_processes() -> None:
-    code = ("import hashlib; from instruments.voices import render_note; h = hashlib.sha256(); "
+    code = ("import hashlib; from instruments.voices.notes import render_note; h = hashlib.sha256(); "
             "[h.update(render_note(n, 196.0, 0.8, lyric=l).tobytes()) for n, l in "
             "(('歌', '關'), ('笙', None), ('管', None), ('瑟', None))]; print(h.hexdigest())")
     root = Path(__file__).resolve().parent.parent

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from instruments.wavfile import FULL_SCALE, Wav24Writer, pack24
+from instruments.files.wav24 import FULL_SCALE, Wav24Writer, pack24
 
 
 def _frames(n: int, channels: int = 2, seed: int = 1) -> np.ndarray:
@@ -81,7 +81,7 @@ def _reference_bytes(x: np.ndarray) -> bytes:
 
 def test_pack24_both_ways_give_the_reference_bytes_and_store_nothing_past_the_buffer(
 ) -> None:
-    import instruments.wavfile as wavfile
+    import instruments.files.wav24 as wavfile
 
     assert wavfile._OVERLAPPING_STORES  # numpy here stores in order: the fast way is taken
     for n in (0, 1, 2, 3, 7, 4097):

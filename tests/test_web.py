@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from cues.errors import UserError
-from sequencer.web.feed import Session, answer, token_matches
-from sequencer.web.server import STATIC, WebServer, parse_web_address, read_web_token
-from sequencer.web.view import ShowState
+from sequencer.live.screens.show_state import ShowState
+from sequencer.live.screens.web.feed import Session, answer, token_matches
+from sequencer.live.screens.web.server import STATIC, WebServer, parse_web_address, read_web_token
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,8 +35,9 @@ class FakeView:
     def show_clock(self) -> float:
         return 12.5
 
-    def command(self, name: str, origin: str) -> None:
+    def command(self, name: str, origin: str, reply=None) -> None:
         self.commands.append((name, origin))
+        self.reply = reply
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -128,8 +129,8 @@ def test_a_taken_port_is_a_clear_error() -> None:
 def test_the_pages_are_packaged() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     setup = project["tool"]["setuptools"]
-    assert "sequencer.web" in setup["packages"]
-    assert setup["package-data"]["sequencer.web"] == ["static/*"]
+    assert "sequencer*" in setup["packages"]["find"]["include"]
+    assert setup["package-data"]["sequencer.live.screens.web"] == ["static/*"]
     assert {p.name for p in STATIC.iterdir()} >= {"performers.html", "operator.html", "feed.js"}
     assert any(d.startswith("websockets") for d in project["project"]["dependencies"])
 

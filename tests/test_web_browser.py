@@ -23,9 +23,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from matplotlib.image import imread
 from websockets.sync.client import connect
 
 from cues.builtin import builtin_text
+from tests.timing import delivered, on_time, timing_flaky, until_quiet
+
+pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
@@ -179,7 +183,14 @@ SAMPLE = ("JSON.stringify([document.getElementById('counter').textContent, yz.se
 @pytest.fixture(scope="module")
 def web_show(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """The 射節 run from the operator page: a GO without the token, a GO with it, the
-    performers' page sampled throughout; what the pages and the log recorded."""
+    performers' page sampled throughout; what the pages and the log recorded. Run again (twice
+    at most) while the show says it was handed over late (a busy machine)."""
+    return until_quiet(lambda: _web_show(tmp_path_factory),
+                       lambda show: "late" if show["rc"] == 1 and "NOT ON TIME"
+                       in show["output"] else "")
+
+
+def _web_show(tmp_path_factory: pytest.TempPathFactory) -> dict:
     tmp = tmp_path_factory.mktemp("web")
     proc, url, log = _start_show(tmp, JIE_S)
     browser = Chromium(tmp / "profile")
@@ -222,7 +233,7 @@ def web_show(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def test_operator_go_needs_the_token(web_show: dict) -> None:
-    assert web_show["rc"] == 0, web_show["output"]
+    delivered(web_show["rc"], web_show["output"])
     before = web_show["view_only"]
     assert before["control"] is False and before["disabled"] is True
     assert [r["event"] for r in before["records"]] == ["show"]  # nothing started, nothing logged
@@ -232,7 +243,7 @@ def test_operator_go_needs_the_token(web_show: dict) -> None:
     assert commands[0]["origin"].startswith("web:127.0.0.1:")
     starts = [r for r in records if r["event"] == "start"]
     assert [r["cue"] for r in starts] == ["she-jie"]
-    assert 0 < starts[0]["t"] - commands[0]["t"] < 0.2
+    on_time(0 < starts[0]["t"] - commands[0]["t"] < 0.2, f"GO took {starts[0]['t'] - commands[0]['t']:.3f} s")
 
 
 def test_performers_count_the_jie_as_the_log(web_show: dict) -> None:
@@ -298,6 +309,7 @@ def _operator_and_performers(browser: Chromium, url: str) -> tuple[Page, Page]:
     return operator, performers
 
 
+@timing_flaky
 def test_a_looping_jie_flashes_on_every_pass(chromium: str, tmp_path: Path) -> None:
     """Its 節 flash on each pass until the operator's stop (樂闋) ends it at a rest point."""
     proc, url, log = _start_show(tmp_path, JIE_S, rite=str(_looping_sheet(tmp_path)))
@@ -316,7 +328,7 @@ def test_a_looping_jie_flashes_on_every_pass(chromium: str, tmp_path: Path) -> N
     finally:
         browser.close()
         output = _stop(proc)
-    assert proc.returncode == 0, output
+    delivered(proc.returncode, output)
     records = _records(log)
     assert [r["action"] for r in records if r["event"] == "operator"] == ["GO", "stop"]
     jie = [r for r in records if r["event"] == "jie"]
@@ -328,13 +340,19 @@ def test_a_looping_jie_flashes_on_every_pass(chromium: str, tmp_path: Path) -> N
 
 
 def test_screens_for_the_room(chromium: str, tmp_path: Path) -> None:
-    """Both pages at phone and projector sizes (the listening 節 and a shooting one)."""
+    """Both pages at phone and projector sizes (the performers' before the 射節, with no counter
+    — it was a large white bar —, at its listening 節 and a shooting one)."""
     proc, url, log = _start_show(tmp_path, 4.0, until="gai")
     browser = Chromium(tmp_path / "profile")
     shots = tmp_path / "shots"
     shots.mkdir()
     try:
         operator, performers = _operator_and_performers(browser, url)
+        performers.wait("yz.state !== null && yz.serverTime() !== null")
+        time.sleep(0.3)
+        idle = performers.eval("getComputedStyle(document.getElementById('counter')).display")
+        for size in SIZES:  # before the first 節: the standby, and no counter
+            performers.screenshot(shots / f"web-performers-standby-{size}.png", size)
         operator.eval("document.getElementById('go').click()")
         performers.wait("document.body.classList.contains('listening')")
         time.sleep(0.5)  # past the flash
@@ -352,6 +370,11 @@ def test_screens_for_the_room(chromium: str, tmp_path: Path) -> None:
         browser.close()
         _stop(proc)
     assert fits, "the operator page is wider than a phone"
+    assert idle == "none"
+    for size in SIZES:  # the middle of the page before the 射節 is dark: no white bar
+        image = imread(shots / f"web-performers-standby-{size}.png")
+        middle = image[int(0.3 * len(image)):int(0.7 * len(image)), :, :3]
+        assert (middle.min(axis=2) > 0.8).sum() == 0, size
     for png in sorted(shots.iterdir()):
         width, height, _ = SIZES[png.stem.rsplit("-", 1)[1]]
         data = png.read_bytes()

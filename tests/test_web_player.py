@@ -9,16 +9,20 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from test_live_player import SHEET, _step_until
+import pytest
 
-from cues.sheet import parse_sheet
-from sequencer.compiler import make_settings, select_cues
-from sequencer.live.player import Player
+from cues.sheet.loader import parse_sheet
+from sequencer.live.player.plan import plan_show
+from sequencer.live.player.player import Player
 from sequencer.live.protocol import Go, Nudge, Panic, Quit, Stop
-from sequencer.web.announce import Announcer
-from sequencer.web.plain import plain_command
-from sequencer.web.player_view import PlayerView, screen_options
-from sequencer.web.view import ShowState
+from sequencer.live.screens.announce import Announcer
+from sequencer.live.screens.plain import plain_command
+from sequencer.live.screens.player_adapter import PlayerView, screen_options
+from sequencer.live.screens.show_state import ShowState
+from sequencer.timeline.compiler import make_settings, select_cues
+from tests.test_live_player import SHEET, _step_until
+
+pytestmark = pytest.mark.live
 
 # 《南陔》 (a: 1 s, go) and the 射節 c of 5 節, here of 0.5 s and played again until stopped
 # (shorter 節 would put the last strokes' note-offs past the pass, which the next pass then
@@ -29,7 +33,7 @@ SETTINGS = make_settings({}, {"tempo_bpm": 600, "jie_seconds": "0.5", "lost_zhon
 def _view(tmp_path: Path, first: str = "a") -> PlayerView:
     rite = select_cues(parse_sheet(SHEET), first, "c")
     rite = replace(rite, cues=tuple(replace(c, operator_ends=c.id == "c") for c in rite.cues))
-    player = Player(rite, SETTINGS, f"memory:{tmp_path / 'sent.jsonl'}", client_name="yztest")
+    player = Player(plan_show(rite, SETTINGS), f"memory:{tmp_path / 'sent.jsonl'}", client_name="yztest")
     return PlayerView(player)
 
 
@@ -123,3 +127,29 @@ def test_screen_options() -> None:
     options = screen_options("0.0.0.0:8080", token="tok")
     assert options.wanted and options.web == ("0.0.0.0", 8080) and options.token == "tok"
     assert screen_options(None, token="tok").token is None  # a token without pages: none
+
+
+def test_a_web_command_is_answered_with_what_it_did(tmp_path: Path) -> None:
+    """The page's command gets the player's words once done: "nothing to hold …" (acted
+    false), then the hold of a running cue; the feed wraps them as ``result`` messages."""
+    from sequencer.live.screens.web.feed import Session, answer
+
+    view = _view(tmp_path)
+    player = view.player
+    results: list[dict] = []
+    session = Session("web:10.0.0.2:5000", control=True)
+    with player:
+        view.attach()
+        assert answer('{"type": "command", "name": "hold"}', session, view, "tok",
+                      results.append) == {"type": "ok", "name": "hold"}
+        _step_until(player, lambda: len(results) == 1)
+        view.command("go", "web:10.0.0.2:5000")
+        _step_until(player, lambda: bool(view.snapshot().current))
+        answer('{"type": "command", "name": "hold"}', session, view, "tok", results.append)
+        _step_until(player, lambda: len(results) == 2)
+    assert results == [
+        {"type": "result", "name": "hold", "acted": False,
+         "message": "nothing to hold: no cue is running or waiting"},
+        {"type": "result", "name": "hold", "acted": True, "message": "held: a, b (r resumes)"}]  # b waits to follow a
+    assert [(r["action"], r["acted"]) for r in _web(player)] == [
+        ("hold", False), ("GO", True), ("hold", True)]

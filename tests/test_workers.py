@@ -1,11 +1,11 @@
-"""The render's forked workers (``instruments.workers``): every task answered, every child
+"""The render's forked workers (``instruments.processes.workers``): every task answered, every child
 reaped, whatever the number of tasks."""
 
 from __future__ import annotations
 
 import os
 
-from instruments.workers import Workers
+from instruments.processes.workers import Workers
 
 
 def test_more_tasks_than_a_pipe_holds_are_all_answered_and_the_children_reaped() -> None:

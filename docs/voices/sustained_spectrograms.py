@@ -16,10 +16,12 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+from cues.melody_octaves import melody_octave  # noqa: E402
 from cues.repertoire import get_piece  # noqa: E402
-from instruments import mixer  # noqa: E402
-from instruments.voices import render_note  # noqa: E402
-from sequencer.plots import find_cjk_font  # noqa: E402
+from instruments.mix import mixer  # noqa: E402
+from instruments.voices.notes import render_note  # noqa: E402
+from sequencer.pictures.common import find_cjk_font  # noqa: E402
+from sequencer.timeline.phrasing import stanza_levels, velocity  # noqa: E402
 
 OUT = ROOT / "docs" / "voices"
 
@@ -46,19 +48,29 @@ def plot(x: np.ndarray, title: str, name: str, fmax: float = 8000) -> None:
     fig.savefig(path)
     plt.close(fig)
 
-stanza = get_piece("關雎").stanzas[0]  # the 詩譜 melody, first line
+def mixed(notes: list[mixer.RenderNote]) -> np.ndarray:
+    """The notes through the mixer (dry, the catalog level): legato links, re-plucks, seeds."""
+    return np.concatenate(list(mixer.render(notes, how=mixer.Mastering(room="dry"))))[:, 0]
+
+
+stanza = get_piece("關雎").stanzas[0]  # the 詩譜 melody, first line, as the 工 sing it
 lyric, semis = stanza.lyric[:8], stanza.semitones[:8]
-d = 0.9
-ge = place([(i * d, render_note("歌", 261.63 * 2 ** (s / 12), d, lyric=c))
-            for i, (c, s) in enumerate(zip(lyric, semis, strict=True))], len(lyric) * d + 0.4)
-plot(ge, "歌: 關關雎鳩在河之洲 (guan guan ju jiu zai he zhi zhou), two singers", "ge.png",
+octave = melody_octave("歌")  # an octave under the written 律
+levels = stanza_levels("關雎", 0)
+ge = mixed([mixer.RenderNote(float(i), "歌", 261.63 * 2 ** ((s + octave) / 12), 1.0,
+                             velocity(88, levels[i]), 0.0, 0.0, "歌", lyric=c)
+            for i, (c, s) in enumerate(zip(lyric, semis, strict=True))])
+plot(ge, "歌: 關關雎鳩在河之洲 (guan guan ju jiu zai he zhi zhou), two men, legato", "ge.png",
      5000)
-sheng = place([(0, render_note("笙", 261.63, 1.5)), (1.6, render_note("笙", 392.4, 1.5)),
-               (3.2, render_note("和", 261.63, 1.5))], 5.0)
-plot(sheng, "笙 chords (note, fifth, octave) on C4 and G4, then 和 on C4", "sheng.png")
+sheng = place([(0, render_note("笙", 261.63, 8.0)), (8.4, render_note("和", 261.63, 2.0))], 11.0)
+plot(sheng, "笙 chord (note, fifth, octave) on C4 held 8 s: the breath moves; then 和 on C4",
+     "sheng.png")
 guan = place([(0, render_note("管", 392.0, 2.5)), (2.7, render_note("管", 523.25, 1.5))], 4.6)
-plot(guan, "管: two unequal pipes (6 cents apart, 15 dB apart)", "guan.png")
-notes = [mixer.RenderNote(t, "瑟", f, 0.5, 100, 0.0, 0.0, "瑟")
-         for t, f in ((0.0, 196.0), (0.6, 196.0), (1.2, 261.63), (2.4, 196.0))]
-se = np.concatenate(list(mixer.render(notes)))[:, 0]
-plot(se, "瑟: plucks on G3, G3 again (the first is damped), C4, G3", "se.png", 6000)
+plot(guan, "管: two edge-blown pipes (6 cents, 15 dB apart), edge noise at the harmonics",
+     "guan.png")
+se = mixed([mixer.RenderNote(t, "瑟", f, 0.5, 100, x, 0.0, "瑟", seed=k)
+            for k, (t, f, x) in enumerate(((0.0, 196.0, 0.0), (0.6, 196.0, 0.0),
+                                           (1.2, 261.63, 0.0), (2.4, 196.0, 1.0),
+                                           (3.0, 196.0, 2.0), (3.6, 196.0, 3.0)))])
+plot(se, "瑟: G3, G3 again (the first is damped), C4, then G3 on three strings: each pluck its "
+     "own point and force", "se.png", 6000)

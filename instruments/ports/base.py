@@ -28,7 +28,13 @@ from types import TracebackType
 from typing import Literal, Self
 
 from cues.errors import UserError
-from instruments.midi import SoundingNotes, all_off_messages, check_message, note_offs
+from instruments.midi import (
+    SoundingNotes,
+    all_off_messages,
+    check_message,
+    equal_tuning,
+    note_offs,
+)
 
 SpecKind = Literal["jack", "jack-virtual", "alsa", "virtual", "pyo", "memory"]
 ApiName = Literal["jack", "alsa", "default"]
@@ -92,7 +98,7 @@ def parse_spec_grammar(spec: str) -> PortSpec:
         )
     if not name.strip() and kind not in OPTIONAL_NAME_KINDS:
         raise PortError(f"bad output spec {spec!r}: the name after {kind + ':'!r} is empty")
-    return PortSpec(kind, name.strip())  # type: ignore[arg-type]
+    return PortSpec(kind, name.strip())
 
 
 def choose_port(available: Sequence[str], wanted: str, api: str) -> int:
@@ -181,6 +187,24 @@ class OutputPort:
             self._notes.used.clear()
             return len(net)
 
+    def restore_tuning(self) -> int:
+        """Give every key this port took off equal temperament (MTS single-note tuning changes)
+        its equal-tempered pitch again, in the non-real-time form: new notes sound untuned,
+        what still rings keeps its pitch. Returns how many messages."""
+        with self._lock:
+            if self.closed:
+                return 0
+            programs: dict[tuple[int, int], set[int]] = {}
+            for bank, program, key in self._notes.tuned:
+                programs.setdefault((bank, program), set()).add(key)
+            sent = 0
+            for (bank, program), keys in sorted(programs.items()):
+                for data in equal_tuning(keys, program=program, bank=bank):
+                    self._send(data)
+                    sent += 1
+            self._notes.tuned.clear()
+            return sent
+
     def panic(self) -> None:
         """Silence everything: note-offs for the tracked notes, then CC 123 and CC 120 on all
         16 channels (for notes the tracking could not know about)."""
@@ -197,21 +221,19 @@ class OutputPort:
         or None when nothing changed. Called by the sender when it has time to spare."""
         return None
 
-    @property
-    def connected(self) -> bool:
-        return not self.closed
-
     def close(self) -> None:
         """Silence what this port started and close it: note-offs for every note still
         sounding, then the safety net, CC 123 (all notes off) on every channel used since its
-        last all-off (``silence_used``). Use ``panic()`` first when the end is abnormal (CC
-        123 and 120 on all 16 channels)."""
+        last all-off (``silence_used``), then the keys it tuned back to equal temperament
+        (``restore_tuning``: the synth is left as a MIDI file expects to find it). Use
+        ``panic()`` first when the end is abnormal (CC 123 and 120 on all 16 channels)."""
         with self._lock:
             if self.closed:
                 return
             try:
                 self.release_notes()
                 self.silence_used()
+                self.restore_tuning()
             finally:
                 self.closed = True
                 self._close()
@@ -271,7 +293,6 @@ class LinkedOutput(OutputPort):
         self.destination: str | None = None  # full name of the input we connect to
         self.own_name: str | None = None  # our full port name, when known
         self.lost_count = 0
-        self.reconnect_count = 0
         self.settle_s = 0.05
         self._linked_now = False
         self._cut: set[tuple[int, int]] = set()  # notes sounding since the last good check
@@ -281,10 +302,6 @@ class LinkedOutput(OutputPort):
         """Mark a fresh link (call at the end of ``_open``)."""
         self._linked_now = True
         self._cut = set()
-
-    @property
-    def connected(self) -> bool:
-        return not self.closed and self._linked_now
 
     def maintain(self) -> str | None:
         """See ``OutputPort.maintain``.
@@ -306,7 +323,6 @@ class LinkedOutput(OutputPort):
             if not linked and not self._relink():
                 return "lost" if self.lost_count and self._just_lost() else None
             self._linked_now = True
-            self.reconnect_count += 1
             time.sleep(self.settle_s)  # let the new connection take effect
             for data in note_offs(self._cut - self._notes.notes):
                 self._send(data)

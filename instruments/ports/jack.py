@@ -27,9 +27,9 @@ A server that dies or stalls counts as a loss too: libjack's cached graph still 
 connection then, but JACK no longer runs the client's cycles.
 A JACK server that goes away (``JackMidiClient.server_gone``) is rejoined the same way: each
 ``maintain()`` while it is down tries a new client (port registered again, connected again);
-the messages queued on the dead client were due while there was no server and are dropped,
-counted in ``lost_in_gap`` — except note-offs and all-offs, which go to the new client (they
-end nothing there, but no closing message is ever dropped).
+the messages queued on the dead client were due while there was no server and are dropped
+(the player reports the output lost and regained) — except note-offs and all-offs, which go to
+the new client (they end nothing there, but no closing message is ever dropped).
 
 Nothing else is dropped: a message due in a cycle the client never ran (an xrun) goes out at
 the start of the next, counted in ``late``; one that does not fit a full period's buffer waits
@@ -61,7 +61,6 @@ class JackOutput(LinkedOutput):
     _cycles_seen = -1  # the client's cycle count when it was last seen to move
     _cycles_moved_at = 0.0  # ... and when (time.monotonic())
     _stalled = False  # no cycle for STALL_S
-    lost_in_gap = 0  # messages queued while the server was gone (see the module docstring)
     _late_before = 0  # late messages of the clients before a server restart
 
     def _open(self) -> None:
@@ -100,7 +99,6 @@ class JackOutput(LinkedOutput):
         except PortError:
             return False
         closing = old.closing_pending()
-        self.lost_in_gap += old.pending() - len(closing)
         self._late_before += old.late
         old.close()
         for data in closing:  # note-offs and all-offs are never dropped

@@ -13,7 +13,6 @@ from instruments.ports.jacklib import (
     LATENCY_PERIODS,
     MIDI_TYPE,
     PORT_IS_OUTPUT,
-    XRUN_CALLBACK,
     ActiveClient,
     cycle_on_perf_clock,
 )
@@ -47,14 +46,12 @@ class JackMidiClient(ActiveClient):
         self.late = 0  # messages that missed their frame (handed over too late)
         self.deferred = 0  # messages moved to a later period because a buffer was full
         self.cycles = 0
-        self.xruns = 0  # xruns the server reported while this client ran
         self.resent = 0  # closing messages written again after an xrun
         self._queue: deque[tuple[float, bytes]] = deque()
         self._again: deque[bytes] = deque()  # to write again, before the queue
         self._recent = RecentWrites()
         self._xruns_seen = 0
         self._followup: int | None = None  # the cycle of the second resend after an xrun
-        self._on_xrun = XRUN_CALLBACK(self._xrun)  # kept: JACK calls it until close
         self._last_target = 0.0
         self._port: int | None = None
         self._frames = 0
@@ -73,13 +70,6 @@ class JackMidiClient(ActiveClient):
     def period_s(self) -> float:
         return self._frames / self._rate if self._rate else 0.0
 
-    def _activate(self) -> None:
-        self._lib.jack_set_xrun_callback(self._client, self._on_xrun, None)
-        super()._activate()
-
-    def _xrun(self, _arg: object) -> int:
-        self.xruns += 1
-        return 0
 
     def pending(self) -> int:
         return len(self._queue) + len(self._again)
@@ -147,7 +137,7 @@ class JackMidiClient(ActiveClient):
         """Write the queue's messages due in this period, each on its frame, at most
         ``room`` of them (the rest wait for the next period, first in line)."""
         queue, recent = self._queue, self._recent
-        start, span = cycle_on_perf_clock(self._lib, self._client, nframes, self._rate)
+        start, span = cycle_on_perf_clock(self._lib, self._client or 0, nframes, self._rate)
         end = start + span
         last = 0
         write = self._lib.jack_midi_event_write

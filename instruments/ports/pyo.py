@@ -3,12 +3,14 @@
 It is an ``OutputPort`` like the MIDI outputs, so the live sender drives it with the very
 messages it sends to a synth, and it behaves as a General MIDI synth laid out as yuezheng's
 files are: each instrument on its catalog channel (the drums on channel 10 by their GM keys),
-pitch from the key plus the channel's pitch bend (the tuning rides on the bends, range from
-RPN 0), loudness from the velocity.
+pitch from the key's MIDI Tuning Standard pitch (single-note tuning changes, in the tuning
+program RPN 4 and 3 select; every channel plays program 0 of bank 0 until told otherwise, as
+RP-020 has it) plus the channel's pitch bend (range from RPN 0), loudness from the velocity.
+A tuning change reaches the notes struck after it; a note's pitch is fixed at its note-on.
 
 The sound is the offline renderer's: before the audio server starts, every note the show will
-play is rendered once by ``instruments.voices`` into a table (the same tables ``yuezheng render``
-mixes); a note-on starts the table of its instrument, pitch and velocity, placed in the
+play is rendered once by ``instruments.voices.notes`` into a table (the same tables ``yuezheng
+render`` mixes); a note-on starts the table of its instrument, pitch and velocity, placed in the
 courtyard with the offline mixer's pan law and headroom. A note with no table of its own (MIDI
 the show did not announce) plays the nearest table of its instrument transposed, as a sampler
 would. Struck and plucked voices ring out as the offline ones do (a note-off does not damp a
@@ -31,24 +33,15 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from cues.catalog import CATALOG, GM_PERCUSSION_CHANNEL
-from instruments import voices
 from instruments.midi import (
-    CC_DATA_ENTRY,
-    CC_RPN_LSB,
-    CC_RPN_MSB,
-    CHANNELS,
-    CONTROL_CHANGE,
-    PITCH_BEND,
-    PITCH_BEND_CENTER,
-    bend_value,
+    KeyPitches,
     channel_of,
     is_all_off,
     is_note_off,
     is_note_on,
-    kind_of,
 )
-from instruments.mixer import HEADROOM_DB
-from instruments.placement import pan_gains
+from instruments.mix.mixer import HEADROOM_DB
+from instruments.mix.placement import pan_gains
 from instruments.ports.base import (
     DEFAULT_CLIENT_NAME,
     DEFAULT_PORT_NAME,
@@ -65,12 +58,11 @@ from instruments.ports.pyotables import (
     nearest_table,
     render_tables,
 )
-from instruments.voice_models import RELEASE_S
+from instruments.voices import notes as voices
+from instruments.voices.models import RELEASE_S
 
 BACKENDS = ("jack", "portaudio")
-DEFAULT_BEND_RANGE = 2  # semitones, until an RPN 0 says otherwise (yuezheng's files send ±2)
 PANIC_FADE_S = 0.02
-CC_DATA_ENTRY_LSB = 38  # the cents of an RPN 0 pitch-bend range
 RING_OUT_S = 1.2  # at the end of a show, what still rings may (ShowSender.close waits 3 s)
 RING_OUT_FADE_S = 0.15
 
@@ -124,9 +116,7 @@ class PyoOutput(OutputPort):
         self._voices: dict[int, tuple[float, tuple[int, int], Any, Any, Any]] = {}
         self._by_note: dict[tuple[int, int], list[int]] = {}
         self._next_voice = 0
-        self._bend = [0.0] * CHANNELS
-        self._range = [float(DEFAULT_BEND_RANGE)] * CHANNELS
-        self._rpn = [(127, 127)] * CHANNELS
+        self._pitches = KeyPitches()  # each key's pitch: MTS tuning, bend, bend range
 
     # opening -----------------------------------------------------------------------------------
     def _open(self) -> None:
@@ -228,29 +218,15 @@ class PyoOutput(OutputPort):
         if self._server is None:
             return
         self._prune()
+        self._pitches.track(data)
         ch = channel_of(data)
         if is_note_on(data):
             self._note_on(ch, data[1], data[2])
         elif is_note_off(data):
             self._note_off(ch, data[1])
-        elif kind_of(data) == PITCH_BEND:
-            self._bend[ch] = (bend_value(data) - PITCH_BEND_CENTER) / PITCH_BEND_CENTER
         elif is_all_off(data):
             for vid in [v for v, voice in self._voices.items() if voice[1][0] == ch]:
                 self._stop_voice(vid, PANIC_FADE_S)
-        elif kind_of(data) == CONTROL_CHANGE:
-            self._control_change(ch, data[1], data[2])
-
-    def _control_change(self, ch: int, cc: int, value: int) -> None:
-        """Follow RPN 0 (the pitch-bend range) as a GM synth does."""
-        if cc == CC_RPN_MSB:
-            self._rpn[ch] = (value, self._rpn[ch][1])
-        elif cc == CC_RPN_LSB:
-            self._rpn[ch] = (self._rpn[ch][0], value)
-        elif cc == CC_DATA_ENTRY and self._rpn[ch] == (0, 0):
-            self._range[ch] = float(value)
-        elif cc == CC_DATA_ENTRY_LSB and self._rpn[ch] == (0, 0):
-            self._range[ch] = float(int(self._range[ch])) + value / 100.0
 
     def _warm_up(self) -> None:
         """Start and drop one silent voice: pyo's first objects of a kind cost more."""
@@ -277,7 +253,7 @@ class PyoOutput(OutputPort):
         if name is None or name not in self._tables:
             return
         pitched = CATALOG[name].pitched
-        hz = 440.0 * 2 ** ((key + self._bend[ch] * self._range[ch] - 69) / 12) if pitched else None
+        hz = 440.0 * 2 ** ((self._pitches.key(ch, key) - 69) / 12) if pitched else None
         hz_t, _vel, table, size = nearest_table(self._tables[name], hz, velocity)
         ratio = hz / hz_t if hz is not None and hz_t is not None else 1.0
         gain = (velocity / _vel) ** 1.5 if _vel != velocity else 1.0
@@ -361,9 +337,6 @@ class PyoOutput(OutputPort):
     def maintain(self) -> str | None:
         self._prune()
         return None
-
-    def sounding_voices(self) -> int:
-        return len(self._voices)
 
 
 OUTPUT = PyoOutput

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from cues.catalog import CATALOG
-from instruments import voices
+from instruments.voices import notes as voices
 
 SUSTAIN_MARGIN_S = 0.5  # sustained tables run this much (and 25 %) past the longest note
 
@@ -50,8 +50,8 @@ def render_tables(notes: Iterable[LiveNote], sample_rate: int,
     for n in notes:
         name = voices.voice_name(n.instrument)
         hz = round(n.hz, 6) if n.hz is not None and CATALOG[name].pitched else None
-        key = (name, hz, int(n.velocity))
-        longest[key] = max(longest.get(key, 0.0), float(n.duration_s))
+        which = (name, hz, int(n.velocity))
+        longest[which] = max(longest.get(which, 0.0), float(n.duration_s))
     for name, inst in CATALOG.items():  # one table per instrument at least
         if not any(k[0] == name for k in longest):
             longest[(name, 261.63 if inst.pitched else None, 100)] = 2.0

@@ -50,7 +50,7 @@ def _midi_out(api: str, client_name: str) -> Any:
         os.environ.setdefault("JACK_NO_START_SERVER", "1")
     try:
         return rtmidi.MidiOut(number, client_name)
-    except (rtmidi.SystemError, RuntimeError) as exc:  # type: ignore[attr-defined]
+    except (rtmidi.SystemError, RuntimeError) as exc:
         if api == "jack":
             raise PortError("cannot open a JACK MIDI client: the JACK server is not running: "
                             f"{NO_JACK_ADVICE}") from exc

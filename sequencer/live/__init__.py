@@ -1,10 +1,8 @@
-"""``yuezheng live``: a rite played cue by cue to a MIDI output.
+"""``yuezheng live``: a rite played cue by cue to a MIDI output (docs/architecture.md).
 
-- ``protocol``: the typed messages between threads and processes (cue states, player commands,
-  sender commands and events);
-- ``cuelist``: the cue state machine (pure); ``player``: drives it and the sender, keeps the
-  show log (``showlog``); ``views``: the state it shows;
-- ``sender`` (parent) and ``sending_process`` (child, with ``playing_cue``): the one sending
-  process of the show; ``schedule``: a cue's schedule as the sender gets it;
-- ``console`` (keys, screen, curses loop), ``osc`` and ``midi_in``: the controls.
+Its rooms, each importing only those before it: ``protocol`` (the typed messages between threads
+and processes), ``cuelist`` (the cue state machine, pure) and ``go_safety``; ``sending/`` (the
+one sending process); ``player/`` (the player, built from a show plan, and its parts);
+``control/`` (OSC, MIDI input); ``standby/`` (hot standby); ``link/`` (Ableton Link);
+``screens/`` (the curses and plain consoles, the web pages); ``show`` (the show assembled).
 """

@@ -7,7 +7,9 @@ a ``FakeClock`` and compare exact lists::
     StartCue(cue_id, t0)         start the cue's music at absolute time t0
     EndCueAt(cue_id, t)          end it at t (a 樂闋 stop at a rest point)
     CancelCue(cue_id)            end it now (note-offs), or forget a start not yet reached
-    RetimeCue(cue_id, at_s, f)   from cue time at_s on, stretch the cue by f (射節 nudge)
+    RetimeCue(cue_id, at_s, f, d)  from cue time at_s on, stretch the cue by f and move it by d
+                                 (射節 nudge; the drum followed)
+    JumpCue(cue_id, t, to_s)     at t (a piece's end) go on from to_s (無算樂: the piece chosen)
     HoldOutput() ResumeOutput()  pause and continue everything (later times move)
     PanicOutput(1|2)             1: note-offs for what sounds, every cue ends; 2: CC 123/120
 
@@ -34,7 +36,14 @@ The discipline (after Linux Show Player's cue lifecycle):
 - **panic**: the first press ends every cue and releases the notes; a second press (with no GO
   between) also sends CC 123 and 120 on every channel.
 - **nudge** (tempo) never changes a 射節 inside a 耦's cycle (「間若一」): it applies from the
-  next cycle boundary of the running 射節.
+  next cycle boundary of the running 射節. **retime** (the drum followed, ``live --follow``)
+  moves and stretches the rest of a 射節 from a cue time its caller chooses (a cycle
+  boundary, or the start before anything sounded); ``cycles`` gives each 耦 cycle's start and
+  end on the show clock as they now stand.
+- **pick** (無算樂, 「升歌間合無數也」): a cue that runs until stopped and plays several pieces
+  plays them in order, again and again; the operator may choose the piece to play when the
+  sounding one ends (its end is a rest point: no note is cut), and the music goes on in order
+  from there. A choice less than ``stop_lead_s`` before the piece's end waits for the next end.
 - **auto** (headless): no operator — GO cues start ``go_gap_s`` after the previous cue ends and
   cues that run until stopped play one pass: the show then runs exactly as the offline timeline.
 """
@@ -53,6 +62,7 @@ from sequencer.live.protocol import (
     CueStatus,
     EndCueAt,
     HoldOutput,
+    JumpCue,
     PanicOutput,
     ResumeOutput,
     RetimeCue,
@@ -81,6 +91,8 @@ class CueInfo:
     title: str = ""
     at: str = ""
     stop_text: str = ""  # e.g. 「樂闋」 at 「主人送於門外，再拜」
+    stop_at: str = ""  # the moment of its stop rule, 「主人送於門外，再拜」 ("": none)
+    sections: tuple[tuple[str, float, float], ...] = ()  # its pieces: title, start, end (s)
 
 
 @dataclass
@@ -93,8 +105,11 @@ class CueRun:
     factor: float = 1.0
     length: float = 0.0  # one pass, cue time after nudges
     rests: list[float] = field(default_factory=list)
-    bounds: list[float] = field(default_factory=list)  # 射節 cycle boundaries (cue time)
+    bounds: list[float] = field(default_factory=list)  # 射節: each cycle's end (cue time)
     loops: bool = False
+    starts: list[float] = field(default_factory=list)  # 射節: each cycle's start (cue time)
+    anchor: tuple[float, float] = (0.0, 0.0)  # (cue time, music position then): after a jump
+    jump: tuple[float, int] | None = None  # a pick waiting: (cue time, the piece to go on with)
 
 
 class CueList:
@@ -159,6 +174,40 @@ class CueList:
         r = self.runs[cue_id]
         t = (self.held_at if self.held_at is not None else now) - r.start
         return max(0.0, t)
+
+    def position(self, cue_id: str, ct: float) -> float:
+        """Where in one pass of its music the cue is at cue time ``ct``: a looping cue starts
+        over every pass, and goes on from another piece after a pick."""
+        r = self.runs[cue_id]
+        anchor_ct, anchor_pos = r.anchor
+        if r.jump is not None and ct >= r.jump[0]:
+            anchor_ct, anchor_pos = r.jump[0], self._sections(cue_id)[r.jump[1]][1]
+        pos = anchor_pos + ct - anchor_ct
+        return pos % r.length if r.length > 0 else pos
+
+    def _sections(self, cue_id: str) -> tuple[tuple[str, float, float], ...]:
+        return self.cues[self.index[cue_id]].sections
+
+    def choosing(self) -> str | None:
+        """The running cue whose next piece the operator may choose (a 無算樂 that runs until
+        stopped), None when there is none."""
+        for cid in self.running():
+            r = self.runs[cid]
+            if (r.status == CueStatus.RUNNING and r.loops and r.end is None
+                    and len(self._sections(cid)) > 1):
+                return cid
+        return None
+
+    def piece(self, cue_id: str, now: float) -> tuple[int, float, int, bool]:
+        """The piece sounding in ``cue_id`` at ``now``: (its index, seconds into it, the index
+        of the piece that comes next, whether the operator chose that one)."""
+        sections = self._sections(cue_id)
+        r = self.runs[cue_id]
+        pos = self.position(cue_id, self.cue_time(cue_id, now))
+        i = max(0, bisect.bisect_right([a for _, a, _ in sections], pos) - 1)
+        if r.jump is not None:
+            return i, pos - sections[i][1], r.jump[1], True
+        return i, pos - sections[i][1], (i + 1) % len(sections), False
 
     # commands ------------------------------------------------------------------------------
     def begin(self, now: float) -> list[CueAction]:
@@ -275,6 +324,35 @@ class CueList:
         self.held_at = None
         return [PanicOutput(self.panic_stage)]
 
+    def pick(self, cue_id: str, to: int, now: float) -> list[CueAction]:
+        """After the piece sounding in ``cue_id`` (at its end, or at the next one's when it ends
+        within ``stop_lead_s``), go on with piece ``to`` (an index of its sections)."""
+        sections = self._sections(cue_id)
+        r = self.runs[cue_id]
+        if r.jump is not None and self.cue_time(cue_id, now) >= r.jump[0]:
+            self._land(r)
+        ct = self.cue_time(cue_id, now)
+        pos = self.position(cue_id, ct)
+        i = max(0, bisect.bisect_right([a for _, a, _ in sections], pos) - 1)
+        at = ct + sections[i][2] - pos
+        if at - ct < self.stop_lead_s:  # too close: after the piece that comes next
+            nxt = (i + 1) % len(sections)
+            gap = (sections[nxt][1] - sections[i][2] if nxt else
+                   r.length - sections[i][2] + sections[0][1])
+            i, at = nxt, at + gap + sections[nxt][2] - sections[nxt][1]
+        if to == (i + 1) % len(sections):  # what comes next anyway
+            r.jump = None
+            return [JumpCue(cue_id, r.start + at, None)]
+        r.jump = (at, to)
+        return [JumpCue(cue_id, r.start + at, sections[to][1])]
+
+    def _land(self, r: CueRun) -> None:
+        """A pick's jump has happened: it is the new anchor of the music's position."""
+        assert r.jump is not None
+        cid = next(c for c, run in self.runs.items() if run is r)
+        r.anchor = (r.jump[0], self._sections(cid)[r.jump[1]][1])
+        r.jump = None
+
     def nudge(self, factor: float, now: float) -> list[CueAction]:
         """Stretch the running 射節 from its next 耦 cycle by ``factor`` (> 1: slower)."""
         if not 0.5 <= factor <= 2.0:
@@ -292,6 +370,7 @@ class CueList:
                 return at + (x - at) * factor if x > at else x
 
             r.bounds = [stretch(b) for b in r.bounds]
+            r.starts = [stretch(b) for b in r.starts]
             r.rests = [stretch(p) for p in r.rests]
             old_length = r.length
             r.length = stretch(r.length)
@@ -300,6 +379,37 @@ class CueList:
             out.append(RetimeCue(cid, at, factor))
             out += self._reschedule_followers(cid)
         return out
+
+    def retime(self, cue_id: str, at_s: float, factor: float, shift_s: float
+               ) -> list[CueAction]:
+        """From cue time ``at_s`` on, stretch the cue by ``factor`` and move it by ``shift_s``
+        (a time ``t ≥ at_s`` becomes ``at_s + shift_s + (t − at_s) × factor``): the drum
+        followed. The caller keeps 「間若一」: ``at_s`` is a cycle boundary ahead (or the start,
+        before anything sounded)."""
+        if not 0.5 <= factor <= 2.0:
+            raise ValueError("a retime factor must be within 0.5–2")
+        r = self.runs.get(cue_id)
+        if r is None or r.status not in UNFINISHED:
+            return []
+
+        def moved(x: float, *, ends: bool = False) -> float:
+            after = x > at_s if ends else x >= at_s  # a cycle ending at at_s stays
+            return at_s + shift_s + (x - at_s) * factor if after else x
+
+        r.bounds = [moved(b, ends=True) for b in r.bounds]
+        r.starts = [moved(b) for b in r.starts]
+        r.rests = [moved(p) for p in r.rests]
+        old_length = r.length
+        r.length = moved(r.length, ends=True)
+        if r.end is not None:
+            r.end += r.length - old_length
+        r.factor *= factor
+        return [RetimeCue(cue_id, at_s, factor, shift_s), *self._reschedule_followers(cue_id)]
+
+    def cycles(self, cue_id: str) -> list[tuple[float, float]]:
+        """Each 耦 cycle of a 射節's run (its first pass) as (start, end) on the show clock."""
+        r = self.runs[cue_id]
+        return [(r.start + a, r.start + b) for a, b in zip(r.starts, r.bounds, strict=False)]
 
     def tick(self, now: float) -> list[CueAction]:
         """Advance to ``now``: waiting cues whose start has come run; cues whose end has come
@@ -315,6 +425,8 @@ class CueList:
                     r.status = CueStatus.RUNNING
                     self.log.append(CueLogEntry("start", cid, r.start))
                     changed = True
+                if r.jump is not None and r.status in PLAYING and r.start + r.jump[0] <= now:
+                    self._land(r)
                 if r.status in PLAYING and r.end is not None and r.end <= now:
                     r.status = CueStatus.DONE
                     self.log.append(CueLogEntry("end", cid, r.end))
@@ -341,7 +453,8 @@ class CueList:
             bounds = [cue.cycle_s * c * f for c in range(1, n + 1)]
         length = cue.length_s * f
         run = CueRun(CueStatus.WAITING, t0, None if loops else t0 + length, length=length,
-                     rests=[p * f for p in cue.rest_points], bounds=bounds, loops=loops)
+                     rests=[p * f for p in cue.rest_points], bounds=bounds, loops=loops,
+                     starts=[0.0, *bounds[:-1]] if bounds else [])
         self.runs[cue.id] = run
         out: list[CueAction] = [StartCue(cue.id, t0)]
         return out + self._end_known(cue.id) if run.end is not None else out
@@ -394,14 +507,14 @@ class CueList:
 
     def _next_rest(self, r: CueRun, now: float) -> float:
         """The absolute time of the first rest point at least stop_lead_s from now."""
-        elapsed = (now - r.start) + self.stop_lead_s
         length = r.length if r.length > 0 else 0.0
         rests = r.rests or [length]
         if length <= 0:
             return now + self.stop_lead_s
-        passes = int(elapsed // length)
-        within = elapsed - passes * length
+        ahead = now + self.stop_lead_s
+        cid = next(c for c, run in self.runs.items() if run is r)
+        within = self.position(cid, ahead - r.start)
         k = bisect.bisect_left(rests, within)
         if k < len(rests):
-            return r.start + passes * length + rests[k]
-        return r.start + (passes + 1) * length + rests[0]
+            return ahead + rests[k] - within
+        return ahead + length - within + rests[0]

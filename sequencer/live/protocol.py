@@ -7,6 +7,8 @@
   cue state machine returns them too (its "actions"): the player carries each out and passes
   it on.
 - Sender events (``SenderEvent``): what the sending process reports back.
+- Hearing events (``HearingEvent``): what the hearing process (``live --hear``: the drum
+  heard, ``sequencer.live.hearing``) reports: each stroke, stamped on the show clock.
 - ``CueLogEntry``: a cue's start or end as the state machine records it for the show log.
 
 All are frozen dataclasses (they pickle through a multiprocessing pipe as they are). Times
@@ -92,6 +94,16 @@ class MarkRelease:
 
 
 @dataclass(frozen=True)
+class PickPiece:
+    """無算樂: the piece to play when the sounding one ends — ``index`` (1-based, in the cue's
+    order), else ``step`` pieces on from the one chosen now (the next in order unless the
+    operator chose)."""
+
+    index: int | None = None
+    step: int = 0
+
+
+@dataclass(frozen=True)
 class Quit:
     pass
 
@@ -105,11 +117,11 @@ class Begin:
 @dataclass(frozen=True)
 class TakeOver:
     """A hot-standby backup goes live: its output, muted until now, sounds from its current
-    position (``sequencer.live.standby``)."""
+    position (``sequencer.live.standby.pair``)."""
 
 
 PlayerCommand = (Go | GoCue | Stop | Hold | Resume | Skip | Back | Panic | Nudge | MarkRelease
-                 | Quit | Begin | TakeOver)
+                 | PickPiece | Quit | Begin | TakeOver)
 
 
 @dataclass(frozen=True)
@@ -163,11 +175,25 @@ class CancelCue:
 
 @dataclass(frozen=True)
 class RetimeCue:
-    """* From cue time ``at_s`` on, stretch the rest of the cue by ``factor`` (射節 nudge)."""
+    """* From cue time ``at_s`` on, stretch the rest of the cue by ``factor`` (射節 nudge) and
+    move it by ``shift_s`` (the drum followed, ``live --follow``): a time ``t ≥ at_s`` becomes
+    ``at_s + shift_s + (t − at_s) × factor``."""
 
     key: str
     at_s: float
     factor: float
+    shift_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class JumpCue:
+    """* At ``t`` (a piece's end, where no note sounds across) the looping cue's music goes on
+    from ``to_s`` (another piece's start, seconds into a pass) without a gap; ``to_s`` None:
+    forget the jump asked before."""
+
+    key: str
+    t: float
+    to_s: float | None
 
 
 @dataclass(frozen=True)
@@ -210,7 +236,8 @@ class QuitSender:
     """Every cue ends with note-offs, the port closes, the process ends."""
 
 
-CueAction = StartCue | EndCueAt | CancelCue | RetimeCue | HoldOutput | ResumeOutput | PanicOutput
+CueAction = (StartCue | EndCueAt | CancelCue | RetimeCue | JumpCue | HoldOutput | ResumeOutput
+             | PanicOutput)
 SenderCommand = CueAction | LoadCue | SendNow | MuteOutput | QuitSender
 
 
@@ -337,6 +364,92 @@ class SenderClosed:
 SenderEvent = (Ready | SenderFailed | CueStarted | MarkPassed | CueEnded | OutputHeld
                | OutputResumed | OutputPanicked | OutputLost | OutputReconnected | MessagesLate
                | OutputUnmuted | SenderClosed)
+
+
+# ── hearing events (``live --hear``) ───────────────────────────────────────────────────────────
+
+@dataclass(frozen=True)
+class HearingReady:
+    """The input is open: what is heard (``source``: the JACK port connected, or the file),
+    the input's own JACK port, its rate and period, and the latency taken off every stroke
+    (the input's own, from JACK, in frames; and ``--hear-latency``)."""
+
+    source: str
+    own_name: str | None
+    rate: int
+    period: int
+    input_latency: int
+    extra_latency_s: float
+
+
+@dataclass(frozen=True)
+class HearingFailed:
+    """The hearing process could not go on; ``user_fault``: the ``--hear`` spec is at fault."""
+
+    user_fault: bool
+    text: str
+
+
+@dataclass(frozen=True)
+class StrokeHeard:
+    """A stroke: its frame on the input's clock (fractional: JACK's frame counter, unwrapped,
+    or the file's sample), the show clock's ``t`` (the latency taken off), its strength (dB),
+    and ``latency_s``: from the stroke at the microphone to the moment the hearing process had
+    decided it (a JACK input: its frame's time on JACK's cycle times less the input's capture
+    latency, a period at least — what a sound card takes; a file: its sample's time)."""
+
+    frame: float
+    t: float
+    strength_db: float
+    latency_s: float
+
+
+@dataclass(frozen=True)
+class HeardUntil:
+    """Everything the input brought up to ``t`` (show clock) has been listened to: a silence
+    since the last stroke is the drum's, not a hearing process that fell behind."""
+
+    t: float
+
+
+@dataclass(frozen=True)
+class InputGap:
+    """``frames`` frames from ``frame`` on never came in (a period lost to an xrun): a stroke
+    there was not heard, through no fault of the drummer."""
+
+    frame: int
+    frames: int
+    t: float  # the gap's start on the show clock
+
+
+@dataclass(frozen=True)
+class HearingStatus:
+    """What the input lost so far: xruns the server reported, frames no period brought,
+    periods dropped because the reader fell behind; ``ended``: the file has been played;
+    ``xrun_frames``: the input's frames of the xruns since the last status."""
+
+    t: float
+    xruns: int
+    lost_frames: int
+    dropped: int
+    ended: bool = False
+    xrun_frames: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class HearFrom:
+    """A file heard (``--hear FILE``): its first sample sounds at ``t0`` on the show clock."""
+
+    t0: float
+
+
+@dataclass(frozen=True)
+class QuitHearing:
+    """The hearing process closes its input and ends."""
+
+
+HearingEvent = (HearingReady | HearingFailed | StrokeHeard | HeardUntil | InputGap
+                | HearingStatus)
 
 
 # ── the state machine's record ─────────────────────────────────────────────────────────────────

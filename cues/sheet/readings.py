@@ -1,0 +1,205 @@
+"""Readings: the places where the sources leave a sheet a choice, and what each value changes.
+
+A ``[[reading]]`` has a ``name``, the default ``value``, a ``note`` and one
+``[[reading.choice]]`` table per value: its passage (``source``) and what it sets — the fields
+of some cues (``cues = { she-jie = { song = "采蘋", jie = 5, … } }``) or compile settings
+(``setting = { jiu_xia_order = "鼓先" }``).  Every choice is checked by applying it to its cues
+and validating them as any cue is.  ``select_readings`` applies the values in force (the
+defaults, the sheet's ``[settings] readings``, then ``--reading``) after the variants.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from types import MappingProxyType
+
+from cues.errors import UserError
+from cues.model import SETTING_KEYS, Cue, ReadingChoice, Rite, Setting
+from cues.sheet.checker import InTable, SheetChecker, Where, WhereKey, describe_value
+from cues.sheet.cue_table import parse_cue
+from cues.sheet.quotations import misquotation_message, misquotations
+from cues.sheet.subtables import parse_source
+
+READING_KEYS = {"name", "value", "choices", "choice", "note"}
+CHOICE_KEYS = {"value", "source", "cues", "setting"}
+# the cue fields a reading's value may set
+CUE_FIELDS = {"title", "at", "pieces", "zhong", "song", "jie", "listen", "ou", "performers",
+              "instruments", "stop", "note"}
+CHOICE_TABLE = "reading.choice"
+
+
+def parse_readings(checker: SheetChecker, data: dict, base: Path | None) -> tuple[Setting, ...]:
+    """The ``[[reading]]`` tables, each choice applied to its cues and checked."""
+    raw_cues = {c["id"]: (i, c) for i, c in enumerate(data.get("cue") or [])
+                if isinstance(c, dict) and isinstance(c.get("id"), str)}
+    readings: list[Setting] = []
+    choice_index = 0  # the [[reading.choice]] tables are counted across the readings
+    for i, item in checker.table_array(data, "reading"):
+        where: Where = {"table": "reading", "index": i}
+        checker.unknown_keys(item, READING_KEYS, "a [[reading]]", **where)
+        name = checker.get(item, "name", str, "the reading's name", required=True, **where)
+        value = checker.get(item, "value", str, "the reading used", required=True, **where)
+        old_form = checker.string_list(item, "choices", **where)
+        options: list[ReadingChoice] = []
+        for raw in checker.array(item.get("choice"), "choice",
+                                 "tables, each written [[reading.choice]]", **where) or ():
+            option = _choice(checker, raw, name or "?", choice_index, raw_cues, base)
+            choice_index += 1
+            if option is not None:
+                options.append(option)
+        if not name or not value:
+            continue
+        values = tuple(o.value for o in options) or old_form or (value,)
+        if old_form and not options:
+            checker.warn(f"reading {name!r}: its choices change nothing; give "
+                         "[[reading.choice]] tables", key="choices", **where)
+        if value not in values:
+            checker.error(f"reading {name!r} value {value!r} changes nothing: it is not among "
+                          f"its choices ({' | '.join(values)})", key="value", **where)
+        readings.append(Setting(name, value, values, str(item.get("note", "")), tuple(options)))
+    return tuple(readings)
+
+
+def _choice(
+    checker: SheetChecker, raw: object, name: str, index: int,
+    raw_cues: Mapping[str, tuple[int, dict]], base: Path | None,
+) -> ReadingChoice | None:
+    """One ``[[reading.choice]]``: its value, passage, and the cues and settings it sets."""
+    where: InTable = {"table": CHOICE_TABLE, "index": index}
+    if not isinstance(raw, dict):
+        checker.error(f"a [[reading.choice]] of {name!r} is {describe_value(raw)}: expected a "
+                      "table", **where)
+        return None
+    checker.unknown_keys(raw, CHOICE_KEYS, "a [[reading.choice]]", **where)
+    value = checker.get(raw, "value", str, "the value this choice stands for", required=True,
+                        **where)
+    if value is None:
+        return None
+    source = parse_source(checker, raw.get("source"), cue=None, required=False, **where)
+    cues = _choice_cues(checker, raw, name, value, index, raw_cues, base)
+    setting = _choice_setting(checker, raw, name, value, index)
+    option = ReadingChoice(value, source, MappingProxyType(cues), MappingProxyType(setting))
+    if option.changes_nothing:
+        checker.error(f"reading {name!r} value {value!r} changes nothing", **where)
+    return option
+
+
+def _choice_cues(
+    checker: SheetChecker, raw: dict, name: str, value: str, index: int,
+    raw_cues: Mapping[str, tuple[int, dict]], base: Path | None,
+) -> dict[str, Cue]:
+    """The cues a choice sets, each rebuilt from its table with the choice's fields applied
+    and checked as any cue is (the errors located at the ``[[reading.choice]]``)."""
+    where: InTable = {"table": CHOICE_TABLE, "index": index}
+    given = raw.get("cues", {})
+    if not isinstance(given, dict):
+        checker.error(f"'cues' is {describe_value(given)}: expected a table cue id → "
+                      "{ field = value, … }", key="cues", **where)
+        return {}
+    out: dict[str, Cue] = {}
+    prefix = f"reading {name!r} value {value!r}"
+    for cue_id, fields in given.items():
+        if cue_id not in raw_cues:
+            checker.error(f"{prefix} sets cue {cue_id!r}, which the sheet does not have",
+                          key="cues", cue=cue_id, **where)
+            continue
+        if not isinstance(fields, dict) or not fields:
+            checker.error(f"{prefix}: cue {cue_id!r} is set to {describe_value(fields)}: "
+                          "expected a table of the cue fields it sets", key="cues",
+                          cue=cue_id, **where)
+            continue
+        checker.unknown_keys(fields, CUE_FIELDS, f"the fields {prefix} sets", key="cues",
+                             cue=cue_id, **where)
+        cue_index, table = raw_cues[cue_id]
+        probe = SheetChecker(checker.path, checker.lines)
+        cue = parse_cue(probe, {**table, **fields}, cue_index, base)
+        for error in probe.errors:
+            checker.error(f"{prefix}: {error.message}", key="cues", cue=cue_id, **where)
+        if cue is not None and not probe.errors:
+            out[cue_id] = cue
+    return out
+
+
+def _choice_setting(checker: SheetChecker, raw: dict, name: str, value: str,
+                    index: int) -> dict[str, str]:
+    """The compile settings a choice sets (their values are checked by the compiler)."""
+    where: WhereKey = {"table": CHOICE_TABLE, "index": index, "key": "setting"}
+    given = raw.get("setting", {})
+    if not isinstance(given, dict):
+        checker.error(f"'setting' is {describe_value(given)}: expected a table of settings",
+                      **where)
+        return {}
+    out: dict[str, str] = {}
+    for key, setting in given.items():
+        if key not in SETTING_KEYS or key == "readings":
+            checker.error(f"reading {name!r} value {value!r} sets {key!r}, which is not a "
+                          f"setting; expected one of: {', '.join(sorted(SETTING_KEYS))}",
+                          **where)
+            continue
+        out[key] = str(setting)
+    return out
+
+
+def check_choice_quotes(checker: SheetChecker, readings: Sequence[Setting],
+                        cited: Sequence[str]) -> None:
+    """Every quoted ``at`` a reading's value gives its cues is in the texts the sheet cites."""
+    index = 0
+    for reading in readings:
+        for option in reading.options:
+            for cue in option.cues.values():
+                moments = [("at", cue.at)] + ([("stop.at", cue.stop.at)] if cue.stop else [])
+                for key, moment in moments:
+                    for part in misquotations(moment, cited):
+                        checker.error(f"reading {reading.name!r} value {option.value!r}: "
+                                      + misquotation_message(key, part, cited),
+                                      table=CHOICE_TABLE, index=index, key="cues", cue=cue.id)
+            index += 1
+
+
+def parse_reading_args(items: Sequence[str]) -> dict[str, str]:
+    """``--reading ID=VALUE`` arguments as a mapping (UserError when one has no ``=``)."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise UserError(f"--reading {item!r}: expected ID=VALUE, e.g. "
+                            "--reading yan-she-jie=采蘋-5")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def select_readings(rite: Rite, chosen: Mapping[str, str] | None = None) -> Rite:
+    """The rite with its readings in force: the defaults, the sheet's ``[settings] readings``,
+    then ``chosen``; each value's cues replace theirs (a cue a variant removed stays out) and
+    its settings join the rite's (UserError on an unknown reading or value)."""
+    sheet_choice = rite.settings.get("readings", {})
+    wanted = {**(sheet_choice if isinstance(sheet_choice, dict) else {}), **(chosen or {})}
+    by_name = {r.name: r for r in rite.readings}
+    for name, value in wanted.items():
+        reading = by_name.get(name)
+        if reading is None or value not in reading.choices:
+            what = (f"unknown reading {name!r}" if reading is None
+                    else f"unknown value {value!r} of reading {name!r}")
+            raise UserError(f"{what} for {rite.title}; its readings: {_listing(rite)}")
+    cues = {c.id: c for c in rite.cues}
+    settings = dict(rite.settings)
+    in_force: list[Setting] = []
+    for reading in rite.readings:
+        value = str(wanted.get(reading.name, reading.value))
+        in_force.append(replace(reading, value=value))
+        option = reading.option(value)
+        if option is None:
+            continue
+        for cue_id, cue in option.cues.items():
+            if cue_id in cues:
+                old = cues[cue_id]
+                cues[cue_id] = replace(cue, when=old.when, unless=old.unless)
+        settings.update(option.setting)
+    return replace(rite, cues=tuple(cues.values()), settings=MappingProxyType(settings),
+                   readings=tuple(in_force))
+
+
+def _listing(rite: Rite) -> str:
+    return ", ".join(f"{r.name} ({' | '.join(r.choices)})" for r in rite.readings) or "none"

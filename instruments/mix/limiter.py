@@ -1,0 +1,98 @@
+"""The master limiter: a deterministic, chunked look-ahead peak limiter.
+
+It works on chunks of ``LIMITER_CHUNK`` (256) samples with ceiling ``LIMITER_CEILING`` (0.98):
+the required gain of chunk j is r_j = min(1, ceiling / peak_j); the gain at the boundary before
+chunk j is g_j = min(r_{j−1}, r_j, 1 − (1 − g_{j−1})·e^(−256/(0.25·sr))) (instant attack one
+chunk ahead, 250 ms exponential release) and it is interpolated linearly inside each chunk.
+Both ends of every chunk are ≤ its r_j, so no output sample exceeds the ceiling.  The mixer
+(``instruments.mix.mixer``) takes peak_j over the mix and every stem and applies one gain curve to
+all of them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+LIMITER_CEILING = 0.98
+LIMITER_CHUNK = 256
+LIMITER_RELEASE_S = 0.25
+
+
+class PeakLimiter:
+    """The chunked look-ahead peak limiter described in the module docstring: ``required``
+    gives a block's per-chunk requirements, ``gains`` turns them, block after block in order,
+    into per-sample gains."""
+
+    def __init__(self, sample_rate: int) -> None:
+        self.release = math.exp(-LIMITER_CHUNK / (LIMITER_RELEASE_S * sample_rate))
+        self.gain = 1.0  # the gain at the boundary before the next chunk to be processed
+        self.started = False
+        self.limited_chunks = 0
+        self.min_gain = 1.0
+
+    @staticmethod
+    def required(x: np.ndarray, scale: float) -> np.ndarray | None:
+        """Per-chunk gains r_j that keep ``x·scale`` (shape (2, n)) under the ceiling; None
+        when no chunk needs any reduction."""
+        peak = chunk_peaks(x) * scale
+        if float(peak.max(initial=0.0)) <= LIMITER_CEILING:
+            return None
+        with np.errstate(divide="ignore"):
+            return np.minimum(1.0, np.where(peak > 0, LIMITER_CEILING / peak, 1.0))
+
+    def gains(self, req: np.ndarray, next_req: float, n: int) -> np.ndarray | None:
+        """Per-sample gains for ``n`` samples whose chunks require ``req``; ``next_req`` is the
+        requirement of the chunk after them (1.0 at the end of the stream).  None means
+        unity gain throughout."""
+        nodes = self.nodes(req, next_req)
+        return None if nodes is None else curve(nodes, n)
+
+    def nodes(self, req: np.ndarray, next_req: float) -> np.ndarray | None:
+        """The gains at the chunk boundaries of a block whose chunks require ``req`` (m + 1 of
+        them, ``curve`` interpolates them), block after block in order; None: unity gain."""
+        m = req.size
+        reqs = np.append(req, next_req)
+        first = self.gain if self.started else min(1.0, float(req[0]))
+        self.started = True
+        if first == 1.0 and bool(np.all(reqs == 1.0)):
+            self.gain = 1.0
+            return None
+        # g_j = min(r_{j-1}, r_j, 1 - (1 - g_{j-1})·release), in depths h = 1 - g:
+        # h_j = max(c_j, h_{j-1}·release) with c_j = 1 - min(r_{j-1}, r_j), a running maximum
+        # of c_i·release^(j-i), computed at once in logarithms
+        c = np.concatenate([[1.0 - first], 1.0 - np.minimum(reqs[:-1], reqs[1:])])
+        slope = np.arange(m + 1) * math.log(self.release)
+        with np.errstate(divide="ignore"):
+            peak = np.maximum.accumulate(np.log(np.maximum(c, 0.0)) - slope)
+        nodes = np.minimum(1.0, 1.0 - np.exp(peak + slope))
+        nodes[0] = first
+        self.gain = float(nodes[-1])
+        self.limited_chunks += int(np.count_nonzero(np.minimum(nodes[:-1], nodes[1:]) < 1.0))
+        self.min_gain = min(self.min_gain, float(nodes.min()))
+        return nodes
+
+
+def chunk_peaks(x: np.ndarray) -> np.ndarray:
+    """The largest |sample| of each ``LIMITER_CHUNK`` of ``x`` (shape (n,), or (channels, n):
+    over all channels), from its first sample on (float64, the last chunk possibly short)."""
+    x = x.reshape(-1, x.shape[-1])
+    n = x.shape[1]
+    whole = n // LIMITER_CHUNK * LIMITER_CHUNK
+    peak = np.zeros(-(-n // LIMITER_CHUNK))
+    if whole:
+        chunks = x[:, :whole].reshape(x.shape[0], -1, LIMITER_CHUNK)
+        peak[:whole // LIMITER_CHUNK] = np.maximum(chunks.max(axis=(0, 2)),
+                                                   -chunks.min(axis=(0, 2)))
+    if whole < n:
+        peak[-1] = float(np.abs(x[:, whole:]).max())
+    return peak
+
+
+def curve(nodes: np.ndarray, n: int) -> np.ndarray:
+    """Per-sample float32 gains for ``n`` samples from a block's boundary gains (``nodes``),
+    linear inside each chunk."""
+    frac = np.arange(LIMITER_CHUNK, dtype=np.float64) / LIMITER_CHUNK
+    ramp = nodes[:-1, None] + (nodes[1:, None] - nodes[:-1, None]) * frac[None, :]
+    return ramp.reshape(-1)[:n].astype(np.float32)

@@ -1,0 +1,332 @@
+"""The courtyard as the listener hears it: direct sound, early reflections and a short tail.
+
+``Room("courtyard")`` (the default of render and audition) places a source at (x, y) by:
+
+* the direct sound: the pan law and 1/d attenuation of ``instruments.mix.placement``, delayed by
+  its travel time d / 343 m/s less the nearest source's (``start_at_nearest``: time zero is
+  when the instruments that mark the 節 are heard (``start_at_nearest``); they are heard
+  together, with the nearest one's delay, and nothing is heard before them (PROJECT CHOICE:
+  the strokes of a 射節 that several drums and a 鑮 share keep one grid, 「間若一」, and
+  ``yuezheng check`` holds on a courtyard render);
+* three early reflections, image sources in the hall's facade (``HALL_FACADE_Y`` north of
+  the hall's front edge, reflection factor ``FACADE_REFLECTION``) and the courtyard's east
+  and west walls (x = ±``COURT_HALF_WIDTH_M``, ``WALL_REFLECTION``): each an image source with
+  its own pan, 1/d attenuation and delay, computed at 1/``TAIL_DECIMATION`` of the sample
+  rate like the tail (PROJECT CHOICE: the earth walls and the open colonnade return little
+  above 3 kHz);
+* a short decorrelated tail: two independent exponentially decaying noises (T60
+  ``TAIL_T60_S``, darkened above ``TAIL_DECIMATION``'s band), one per ear, each fed by every
+  source at ``TAIL_SEND`` × its direct gain to that ear (the tail keeps the source's side);
+  it is convolved at 1/``TAIL_DECIMATION`` of the sample rate (the tail has no energy up
+  there).  Reflections and tail are one low-rate path per stem (``Wet``): each place's block
+  is decimated once and the stem's sum brought back to the full rate once, which keeps the
+  render fast.
+
+Each frame (堵) of a hang is spread over ``FRAME_WIDTH_M``: a piece of a 編鐘 or 編磬 sounds from
+its own place along the frame, the low pieces at its west end, by pitch (``spread``).
+
+``Room("dry")`` is the old placement: one tap, no delay, no reflections, no tail, no spread.
+All of it is linear and fixed, so renders stay deterministic; memory is bounded by the longest
+delay and the tail, whatever the length of the rite.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from functools import cache
+
+import numpy as np
+from scipy import fft as scipy_fft
+
+from instruments.mix.placement import DEFAULT_LISTENER, pan_gains
+
+ROOMS = ("courtyard", "dry")
+DEFAULT_ROOM = "courtyard"
+SPEED_OF_SOUND = 343.0
+HALL_FACADE_Y = 3.0  # the reflecting face of the hall, metres north of its front edge (y = 0)
+COURT_HALF_WIDTH_M = 14.0  # the east and west walls of the courtyard
+FACADE_REFLECTION = 0.15  # an open colonnade (楹) before timber walls: little comes back
+WALL_REFLECTION = 0.25  # rammed earth, far and partly open
+TAIL_T60_S = 0.7
+TAIL_SEND = 0.6
+TAIL_DECIMATION = 8
+FRAME_WIDTH_M = 2.4
+SPREAD_INSTRUMENTS = frozenset({"編鐘", "編磬"})
+SPREAD_OCTAVES = 3.0  # a frame's pieces span about this much pitch, centred on REFERENCE_HZ
+
+Tap = tuple[int, float, float]
+"""(delay in samples, left gain, right gain)"""
+
+
+def spread(instrument: str, x: float, y: float, hz: float | None, reference_hz: float,
+           ) -> tuple[float, float]:
+    """Where in its frame a piece of a hung set sounds: (x, y) moved along the frame (east–west)
+    by its pitch, lowest at the west end; other instruments stay at (x, y)."""
+    if instrument not in SPREAD_INSTRUMENTS or hz is None:
+        return x, y
+    frac = math.log2(hz / reference_hz) / SPREAD_OCTAVES + 0.5
+    return x + (min(1.0, max(0.0, frac)) - 0.5) * FRAME_WIDTH_M, y
+
+
+class Room:
+    """The taps of each place and the tail for one render (see the module docstring)."""
+
+    def __init__(self, mode: str, sample_rate: int,
+                 listener: tuple[float, float] = DEFAULT_LISTENER) -> None:
+        if mode not in ROOMS:
+            raise ValueError(f"unknown room {mode!r}")
+        self.mode = mode
+        self.sample_rate = sample_rate
+        self.listener = listener
+        self._taps: dict[tuple[float, float], tuple[Tap, ...]] = {}
+        self._low: dict[tuple[float, float], tuple[Tap, ...]] = {}
+        self._send: dict[tuple[float, float], tuple[float, float]] = {}
+        self.lead = 0  # samples every path is shortened by (``start_at_nearest``)
+        self._together: dict[tuple[float, float], int] = {}  # place: its direct path's delay
+        self.has_tail = mode == "courtyard"
+        far = 2 * (abs(listener[0]) + 2 * COURT_HALF_WIDTH_M + abs(listener[1]) + HALL_FACADE_Y)
+        self.max_delay = int(far / SPEED_OF_SOUND * sample_rate) + 1 if self.has_tail else 0
+        tail_length = _tail_response(sample_rate).shape[1] * TAIL_DECIMATION
+        self.extra = self.max_delay + (tail_length if self.has_tail else 0)
+        """samples the room adds after the last note (its longest delay and the tail)"""
+
+    def new_wet(self) -> Wet:
+        """Reflections and a tail of its own for one stem."""
+        return Wet(self)
+
+    def start_at_nearest(self, places: Iterable[tuple[float, float]],
+                         together: Iterable[tuple[float, float]] = ()) -> None:
+        """Time zero is when the sources at the ``together`` places (the instruments that mark
+        the 節) are heard, all at once, else when the nearest of ``places`` is: every path is
+        shortened by that delay (a source nearer than the group is heard with it, none before
+        it), so the strokes of a 射節 stay on one grid (「間若一」) and the render does not open
+        with silence."""
+        places = set(places)
+        together = set(together)
+        group = min((self._path_delay(x, y) for x, y in together), default=None)
+        nearest = min((self._path_delay(x, y) for x, y in places), default=0)
+        self.lead = nearest if group is None else group
+        self._together = {place: self.lead for place in together}
+        self._taps.clear()
+        self._low.clear()
+
+    def _path_delay(self, x: float, y: float) -> int:
+        if not self.has_tail:
+            return 0
+        d = math.hypot(x - self.listener[0], y - self.listener[1])
+        return int(round(d / SPEED_OF_SOUND * self.sample_rate))
+
+    def taps(self, x: float, y: float) -> tuple[Tap, ...]:
+        """The direct sound and the reflections of a source at (x, y)."""
+        found = self._taps.get((x, y))
+        if found is None:
+            found = self._taps[(x, y)] = self._make_taps(x, y)
+        return found
+
+    def _make_taps(self, x: float, y: float) -> tuple[Tap, ...]:
+        if not self.has_tail:
+            left, right = pan_gains(x, y, self.listener)
+            return ((0, left, right),)
+        images = ((x, y, 1.0), (x, 2 * HALL_FACADE_Y - y, FACADE_REFLECTION),
+                  (2 * COURT_HALF_WIDTH_M - x, y, WALL_REFLECTION),
+                  (-2 * COURT_HALF_WIDTH_M - x, y, WALL_REFLECTION))
+        out: list[tuple[int, float, float]] = []  # (delay in samples, left, right)
+        for ix, iy, factor in images:
+            d = math.hypot(ix - self.listener[0], iy - self.listener[1])
+            left, right = pan_gains(ix, iy, self.listener)
+            delay = int(round(d / SPEED_OF_SOUND * self.sample_rate)) - self.lead
+            if not out and (x, y) in self._together:
+                delay = self._together[(x, y)] - self.lead
+            out.append((min(max(0, delay), self.max_delay), left * factor, right * factor))
+        return tuple(out)
+
+    def low_reflections(self, x: float, y: float) -> tuple[Tap, ...]:
+        """The reflections of a source at (x, y) with their delays at the low rate (less the
+        one low-rate sample the return to the full rate adds)."""
+        found = self._low.get((x, y))
+        if found is None:
+            found = self._low[(x, y)] = tuple(
+                (max(0, round(delay / TAIL_DECIMATION) - 1), left, right)
+                for delay, left, right in self.taps(x, y)[1:])
+        return found
+
+    def send(self, x: float, y: float) -> tuple[float, float]:
+        """How much of a source at (x, y) feeds the left and the right ear's tail: its direct
+        gains, so that the tail keeps the side it comes from."""
+        found = self._send.get((x, y))
+        if found is None:
+            left, right = pan_gains(x, y, self.listener)
+            found = self._send[(x, y)] = (TAIL_SEND * left, TAIL_SEND * right)
+        return found
+
+
+@cache
+def _tail_response(sample_rate: int) -> np.ndarray:
+    """The two ears' tail responses (2, m) at sample_rate / TAIL_DECIMATION, unit energy each."""
+    rate = sample_rate / TAIL_DECIMATION
+    m = int(TAIL_T60_S * rate)
+    t = np.arange(m) / rate
+    rng = np.random.default_rng(1770)
+    noise = rng.standard_normal((2, m))
+    onset = np.minimum(1.0, t / 0.02)  # the tail builds up over 20 ms
+    ir = noise * np.exp(-6.91 * t / TAIL_T60_S) * onset
+    ir /= np.sqrt((ir ** 2).sum(axis=1, keepdims=True))
+    return ir
+
+
+@cache
+def tail_energy_frames(sample_rate: int, frame: int) -> np.ndarray:
+    """How the tail spreads a send's energy over time: the share of either ear's response's
+    energy in each ``frame``-sample frame after the send (the shares sum to 1)."""
+    ir = _tail_response(sample_rate)[0]
+    per = frame / TAIL_DECIMATION  # low-rate samples per frame
+    edges = np.round(np.arange(0, ir.size / per + 1) * per).astype(int)
+    energy = np.add.reduceat(ir * ir, edges[edges < ir.size])
+    return energy / energy.sum()
+
+
+def tail_power_response(sample_rate: int, n: int) -> np.ndarray:
+    """The tail's power gain (the two ears' mean |H|²) over each bin of an ``n``-point rfft at
+    ``sample_rate``, averaged over the bin's width (a narrow sound — a drum's low mode — is
+    heard through this one response's peaks and dips, not through its mean); 0 above the
+    tail's band."""
+    return _tail_power(sample_rate, n)
+
+
+@cache
+def _tail_power(sample_rate: int, n: int) -> np.ndarray:
+    ir = _tail_response(sample_rate)
+    fine = 1 << 17
+    power = (np.abs(np.fft.rfft(ir, fine, axis=1)) ** 2).mean(axis=0)
+    low_rate = sample_rate / TAIL_DECIMATION
+    fine_hz = np.fft.rfftfreq(fine, 1.0 / low_rate)
+    edges = (np.arange(n // 2 + 2) - 0.5) * sample_rate / n
+    csum = np.concatenate([[0.0], np.cumsum(power)])
+    lo = np.searchsorted(fine_hz, edges[:-1])
+    hi = np.maximum(np.searchsorted(fine_hz, edges[1:]), lo + 1)
+    inside = edges[1:] <= low_rate / 2
+    out = np.zeros(n // 2 + 1)
+    lo, hi = lo[inside], np.minimum(hi[inside], power.size)
+    out[inside] = (csum[hi] - csum[lo]) / np.maximum(hi - lo, 1)  # a bin past the fine grid: 0
+    return out
+
+
+def tail_length(sample_rate: int) -> int:
+    """The tail's response's length in samples at the low rate."""
+    return _tail_response(sample_rate).shape[1]
+
+
+def tail_spectrum(sample_rate: int, size: int) -> np.ndarray:
+    """The two ears' tail responses' ``size``-point rfft at the low rate ((2, size // 2 + 1),
+    complex64)."""
+    return _tail_spectrum(sample_rate, size)
+
+
+@cache
+def _tail_spectrum(sample_rate: int, size: int) -> np.ndarray:
+    return np.fft.rfft(_tail_response(sample_rate).astype(np.float32), size)  # complex64
+
+
+class Wet:
+    """One stem's reflections and tail, computed at 1/``TAIL_DECIMATION`` of the sample rate
+    (the walls and the tail return little up there): each place's mono block is decimated
+    once, its reflections and its tail sends are added at the low rate, the sends convolved
+    with the tail (overlap-add), and the sum brought back to the full rate once per stem by
+    linear interpolation (one low-rate sample of delay, which the reflections' delays
+    subtract).  Its state (what rings past the block) runs from block to block."""
+
+    def __init__(self, room: Room) -> None:
+        self.room = room
+        self.m = _tail_response(room.sample_rate).shape[1]
+        self.span = room.max_delay // TAIL_DECIMATION + 1
+        self.overlap = np.zeros((2, self.m + self.span), dtype=np.float32)
+        self.last = np.zeros((2, 1), dtype=np.float32)  # the previous block's last low-rate sample
+        self.active = False
+        self.refl: np.ndarray | None = None
+        self.send: np.ndarray | None = None
+
+    def add(self, low: np.ndarray, place: tuple[float, float]) -> None:
+        """A place's decimated block (``decimated``): its reflections and its sends to the two
+        ears' tails (each fed from the source's side)."""
+        k = low.size
+        if self.refl is None:
+            self.refl = np.zeros((2, k + self.span), dtype=np.float32)
+            self.send = np.zeros((2, k), dtype=np.float32)
+        assert self.send is not None
+        for delay, left, right in self.room.low_reflections(*place):
+            self.refl[0, delay:delay + k] += low * left
+            self.refl[1, delay:delay + k] += low * right
+        to_left, to_right = self.room.send(*place)
+        self.send[0] += low * to_left
+        self.send[1] += low * to_right
+
+    def low_block(self, k: int) -> np.ndarray | None:
+        """The block's (2, k) reflections and tail at the low rate (what ``add`` gave them,
+        and what rings on from earlier blocks); None once nothing rings."""
+        refl, send = self.refl, self.send
+        self.refl = self.send = None
+        if send is None and not self.active:
+            return None
+        m, width = self.m, self.overlap.shape[1]
+        wet = np.zeros((2, k + width), dtype=np.float32)
+        if send is not None and refl is not None:
+            size = _fft_size(k + m - 1)
+            # scipy's transforms of a zero-padded float32 block: ~2× / 1.25× numpy's, the same bytes
+            spectrum = scipy_fft.rfft(send, size, axis=1) * _tail_spectrum(self.room.sample_rate,
+                                                                         size)
+            wet[:, :k + m] += scipy_fft.irfft(spectrum, size)[:, :k + m]
+            wet[:, :refl.shape[1]] += refl
+        wet[:, :width] += self.overlap
+        self.overlap = wet[:, k:k + width]
+        self.active = send is not None or bool(np.abs(self.overlap).max() > 1e-9)
+        return wet[:, :k]
+
+    def add_to(self, out: np.ndarray, n: int) -> bool:
+        """Add the block's reflections and tail, brought back to the full rate, to the first
+        ``n`` samples of ``out`` ((2, ≥ n) float32); False once nothing rings any more."""
+        q = TAIL_DECIMATION
+        k = -(-n // q)
+        out_low = self.low_block(k)
+        if out_low is None:
+            return False
+        seq = np.empty((2, k + 1), dtype=np.float32)
+        seq[:, 0] = self.last[:, 0]
+        seq[:, 1:] = out_low
+        self.last = out_low[:, -1:].copy()
+        # the j-th sample after each low-rate one is (1 − j/q)·this + (j/q)·next: each pair
+        # (this, next) times a (2, q) matrix, one matmul into contiguous (2, k·q) samples
+        pairs = np.empty((2, k, 2), dtype=np.float32)
+        pairs[:, :, 0] = seq[:, :-1]
+        pairs[:, :, 1] = seq[:, 1:]
+        up = pairs.reshape(2 * k, 2) @ _interpolation(q)
+        out[:, :n] += up.reshape(2, k * q)[:, :n]
+        return True
+
+
+@cache
+def _interpolation(q: int) -> np.ndarray:
+    """(2, q): the weights of a low-rate sample and the next one in the q full-rate samples
+    from it on (linear interpolation)."""
+    ramp = np.arange(q, dtype=np.float32) / np.float32(q)
+    return np.stack([np.float32(1.0) - ramp, ramp])
+
+
+def _fft_size(n: int) -> int:
+    """The smallest 2^p or 3·2^p of at least ``n`` (3·2^p costs little more than 2^p)."""
+    p = max(1, (n - 1).bit_length())
+    return min(1 << p, 3 << max(0, p - 2) if 3 << max(0, p - 2) >= n else 1 << p)
+
+
+def decimated(buf: np.ndarray) -> np.ndarray:
+    """``buf`` (n,) as means of ``TAIL_DECIMATION`` samples (zero-padded at the end)."""
+    q = TAIL_DECIMATION
+    k = -(-buf.size // q)
+    if k * q != buf.size:
+        buf = np.concatenate([buf, np.zeros(k * q - buf.size, dtype=buf.dtype)])
+    return buf.reshape(k, q) @ _mean_weights(q, buf.dtype)
+
+
+@cache
+def _mean_weights(q: int, dtype: np.dtype) -> np.ndarray:
+    return np.full(q, 1.0 / q, dtype=dtype)

@@ -1,0 +1,1 @@
+"""Notation: the 詩譜 as music21 scores, and their MusicXML/PDF files."""

@@ -1,0 +1,1 @@
+"""Pictures of a rite: the timeline and the hang from above (matplotlib)."""

@@ -1,0 +1,88 @@
+"""Timing failures, tagged: the only failures a test is ever run again for.
+
+These machines are shared and noisy: JACK's dummy driver wakes on a software timer (a cycle that
+comes late is an xrun, and in an xrun MIDI is dropped), and the OS can wake a sending process
+later than the output's latency allows for. A test that measures time says so by raising
+``TimingFailure`` — through ``on_time`` (a bound on time), ``as_sent`` (messages that differ
+after JACK's own count of xruns says the machine dropped a cycle) or ``delivered`` (a live run
+whose own report says only that it was late) — and only a test marked ``@timing_flaky`` is run
+again, at most twice, and only for a ``TimingFailure``. Anything else (a wrong message, a wrong
+order without an xrun, a crash) fails at once. tests/test_tiers.py holds the rule: the marker
+sits on tests (not helpers or fixtures), and nowhere else is a test re-run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+import pytest
+
+TIMING_RERUNS = 2
+T = TypeVar("T")
+
+
+class TimingFailure(AssertionError):
+    """A bound on time the machine, not the program, may have broken."""
+
+
+timing_flaky = pytest.mark.flaky(reruns=TIMING_RERUNS, only_rerun=[r"^TimingFailure: "])
+
+
+def on_time(condition: bool, message: str) -> None:
+    """A bound on time: ``TimingFailure(message)`` unless ``condition``."""
+    if not condition:
+        raise TimingFailure(message)
+
+
+def as_sent(got: Sequence[object], want: Sequence[object], xruns: int, what: str) -> None:
+    """``got == want``; where they differ after ``xruns`` > 0 (JACK's own count), the dropped
+    cycle is the machine's: a TimingFailure. Without an xrun the difference is ours."""
+    if list(got) == list(want):
+        return
+    if xruns:
+        raise TimingFailure(f"{what}: {len(got)} messages against {len(want)} sent, after "
+                            f"{xruns} xrun(s) of the JACK server")
+    assert list(got) == list(want), what
+
+
+def delivered(returncode: int, output: str) -> None:
+    """A live run ended well (exit 0); one that says only that messages were handed over late
+    (its own "NOT ON TIME" report, nothing lost, exit 1) is a TimingFailure."""
+    if returncode == 0:
+        return
+    late_only = (returncode == 1 and "NOT ON TIME" in output and "OUTPUT LOST" not in output
+                 and "Traceback" not in output and "internal error" not in output)
+    if late_only:
+        raise TimingFailure(f"the show was late on this machine: {_report(output)}")
+    assert returncode == 0, output
+
+
+def late_run(text: str) -> None:
+    """A run whose error says only that the show was late (a live run's "not delivered whole"
+    without a lost output, a traceback or an internal error): a TimingFailure."""
+    if "not delivered whole" in text and not any(
+            word in text for word in ("OUTPUT LOST", "Traceback", "internal error")):
+        raise TimingFailure(f"the show was late on this machine: {text[-300:]}")
+
+
+def until_quiet(attempt: Callable[[], T], busy: Callable[[T], str]) -> T:
+    """``attempt()``, run again (at most TIMING_RERUNS more times) while it raises a
+    TimingFailure or ``busy`` says the machine spoiled it ("": it did not) — for a rig a
+    module's tests share, which a re-run of one test would not run again. The last attempt is
+    returned (or its TimingFailure raised) whatever it says."""
+    for n in range(TIMING_RERUNS + 1):
+        last = n == TIMING_RERUNS
+        try:
+            result = attempt()
+        except TimingFailure:
+            if last:
+                raise
+            continue
+        if last or not busy(result):
+            return result
+    raise AssertionError("unreachable")
+
+
+def _report(output: str) -> str:
+    return next((line for line in output.splitlines() if "NOT ON TIME" in line), output[-300:])
