@@ -5,8 +5,6 @@ namespace tests fail."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
@@ -82,10 +80,12 @@ def test_the_console_shows_the_link_line() -> None:
     assert "Link lead: 1 peer(s), 120.000 bpm, phase error +0.012 ms" in screen(snap)
 
 
-def test_link_and_link_follow_exclude_each_other() -> None:
-    done = subprocess.run([sys.executable, "cli.py", "live", "xiang-she", "--output", "memory:",
-                           "--auto", "--link", "--link-follow"], capture_output=True, text=True)
-    assert done.returncode == 2 and "not allowed with" in done.stderr
+def test_link_and_link_follow_exclude_each_other(capsys) -> None:
+    import cli
+
+    assert cli.main(["live", "xiang-she", "--output", "memory:", "--auto", "--link",
+                     "--link-follow"]) == 2
+    assert "not allowed with" in capsys.readouterr().err
 
 
 # real peers in a private network namespace ----------------------------------------------------

@@ -131,6 +131,7 @@ def test_key_pitches_follow_tuning_programs_and_bends() -> None:
 
 # ── the files ───────────────────────────────────────────────────────────────────────────────────
 
+@pytest.mark.render
 @pytest.mark.parametrize("rite_id", RITES)
 def test_the_tuning_lives_on_the_keys_and_retunes_no_ringing_note(rite_id: str) -> None:
     timeline = _timeline(rite_id)
@@ -174,6 +175,7 @@ def test_the_tuning_lives_on_the_keys_and_retunes_no_ringing_note(rite_id: str) 
         assert (retuned_bend, under_other_bend) == (42, 42)
 
 
+@pytest.mark.render
 def test_equal_temperament_sends_no_tuning_at_all() -> None:
     timeline = _timeline("xiang-she", tuning="equal")
     mts = build_midi_bytes(timeline)
@@ -184,6 +186,7 @@ def test_equal_temperament_sends_no_tuning_at_all() -> None:
     assert set(rpns) == {0, 127}  # the bend range and RPN null: no tuning program (3, 4)
 
 
+@pytest.mark.render
 def test_the_bend_setting_keeps_the_pitch_bends() -> None:
     timeline = _timeline("xiang-yin-jiu")
     played = _messages(build_midi_bytes(timeline, midi_tuning="bend"))

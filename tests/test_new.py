@@ -13,6 +13,7 @@ from cues.sheet.loader import load_sheet
 from sequencer.outputs.provenance import read_provenance
 
 
+@pytest.mark.render
 @pytest.mark.parametrize("rite", BUILTIN_RITES)
 def test_new_round_trips_each_builtin_rite(tmp_path: Path, rite: str) -> None:
     sheet = tmp_path / f"mine-{rite}.toml"

@@ -37,6 +37,7 @@ def _pairs(notes, key):
             if n.instrument == "瑟" and (n.tick, n.cue) in sung]
 
 
+@pytest.mark.render
 def test_se_octave_is_one_in_timeline_midi_audio_and_score(xiang_yin_jiu) -> None:
     # the 瑟 and the 工 (men, an octave under the written 律) sound the same octave
     octave = melody_octave("瑟") - melody_octave("歌")

@@ -61,6 +61,7 @@ def test_pieces_and_instruments_list_the_pinyin(capsys) -> None:
     assert "aliases: bianzhong 编钟" in capsys.readouterr().out
 
 
+@pytest.mark.render
 def test_audition_and_score_take_pinyin(tmp_path: Path) -> None:
     assert cli.main(["audition", "bianzhong", "-o", str(tmp_path / "b.wav")]) == 0
     assert cli.main(["score", "guanju", "-o", str(tmp_path / "g.musicxml")]) == 0
@@ -86,6 +87,7 @@ def test_the_default_ensemble_is_the_he_yue() -> None:
     assert {"歌", "瑟", "笙", "和", "編磬"} <= played
 
 
+@pytest.mark.render
 def test_render_and_midi_take_a_piece(tmp_path: Path, capsys) -> None:
     assert cli.main(["render", "guanju", "-o", str(tmp_path / "g.wav")]) == 0
     assert "wrote" in capsys.readouterr().out

@@ -15,6 +15,9 @@ from sequencer.pictures.layout import plot_layout
 from sequencer.pictures.timeline import plot_timeline
 from sequencer.timeline.compiler import compile_rite, make_settings
 
+# scores and pictures made and read back: seconds each
+pytestmark = pytest.mark.render
+
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 

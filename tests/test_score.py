@@ -22,6 +22,9 @@ from instruments.notation.score import lu_abbreviation, piece_score, rite_score
 from instruments.notation.score_files import write_score
 from instruments.tuning import Tuning
 
+# scores and pictures made and read back: seconds each
+pytestmark = pytest.mark.render
+
 SONGS = tuple(p.title for p in all_pieces() if p.stanzas)
 CENTS = re.compile(r"^[+-]\d+$")
 VOICE = melody_octave("歌")  # the 工 sing an octave under the written 律

@@ -306,6 +306,7 @@ def test_detect_onsets_within_a_millisecond(tmp_path: Path, kind: str, ext: str)
     assert np.max(np.abs(np.array(found) - np.array(times))) < 1e-3
 
 
+@pytest.mark.render
 @pytest.mark.parametrize(("kind", "ext"), [("click", "wav"), ("burst", "flac")])
 def test_audio_even_and_displaced(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str, ext: str

@@ -5,12 +5,14 @@ every such test has a tagged check to fail by."""
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 TAGGED = {"on_time", "as_sent", "delivered", "late_run", "_late_is_timing"}
 
 
+@cache
 def _modules() -> dict[Path, ast.Module]:
     return {path: ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
             for path in sorted(TESTS.glob("*.py"))}
