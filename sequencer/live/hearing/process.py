@@ -119,7 +119,7 @@ class HearingProcess:
                 pass
         if self.signalled is not None:
             self.quit = True
-        if self.ctrl in ready:
+        if self.ctrl.fileno() in ready:
             try:
                 while self.ctrl.poll():
                     cmd = self.ctrl.recv()
