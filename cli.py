@@ -462,6 +462,33 @@ def cmd_pieces(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+@command("source", "show the passage a cue, piece, position, variant or reading cites, in its "
+         "context",
+         description="The work, what the quote is (經, 記, 注, 疏, a later commentary or a modern "
+         "note: as the file marks it, else as cited), the file and line, the edition, and the "
+         "lines around the quote with the layer of each; the quote is marked ⟦…⟧.",
+         examples=("yuezheng source 騶虞", "yuezheng source she-jie --rite xiang-she",
+                   "yuezheng source 笙 --rite 鄉射禮   # a position of the layout"))
+def _register_source(p: argparse.ArgumentParser) -> None:
+    p.add_argument("name", metavar="CUE|PIECE",
+                   help="a piece, or a cue id, position, variant, reading or `layout` of a rite")
+    p.add_argument("--rite", metavar="RITE|FILE",
+                   help="the rite (built-in or a .toml sheet) whose cue is meant")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_source)
+
+
+def cmd_source(args: argparse.Namespace) -> int:
+    from sequencer.citations import find_citations, source_json, source_lines
+
+    found = find_citations(args.name, args.rite)
+    if args.json:
+        _print_json(source_json(found))
+    else:
+        _lines(source_lines(found))
+    return EXIT_OK
+
+
 # — midi, render, score, audition, instruments: the rites as files —
 
 

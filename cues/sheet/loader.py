@@ -219,7 +219,7 @@ def builtin_rite(rite_id: str, variants: Sequence[str] | None = (),
                        readings=readings)
 
 
-def load_rite(name_or_path: str, variants: Sequence[str] = (),
+def load_rite(name_or_path: str, variants: Sequence[str] | None = (),
               readings: Mapping[str, str] | None = None) -> Rite:
     """A built-in rite by name or alias, or a cue sheet by path."""
     rid = resolve_rite_name(name_or_path)
