@@ -244,11 +244,11 @@ def _add_settings(p: argparse.ArgumentParser) -> None:
 
 def _add_piece_target(p: argparse.ArgumentParser) -> None:
     """RITE|FILE|PIECE and --ensemble: a rite, a sheet, or one piece played by an ensemble."""
-    from cues.builtin import DEFAULT_ENSEMBLE, ENSEMBLES
+    from cues.builtin import DEFAULT_ENSEMBLE, ENSEMBLES, ensemble_name
 
     p.add_argument("rite", metavar="RITE|FILE|PIECE",
                    help="a built-in rite, a .toml sheet, or a piece (`pieces` lists them)")
-    p.add_argument("--ensemble", choices=tuple(ENSEMBLES), metavar="NAME",
+    p.add_argument("--ensemble", choices=tuple(ENSEMBLES), type=ensemble_name, metavar="NAME",
                    help="a piece's players (default " + DEFAULT_ENSEMBLE + "): " + "; ".join(
                        f"{name} = {what}" for name, (_, _, what) in ENSEMBLES.items()))
 
