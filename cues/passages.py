@@ -122,6 +122,20 @@ def layer_problem(source: Source) -> str | None:
             f"the work (e.g. \"{source.work} (modern note)\")")
 
 
+def layer_doubt(source: Source) -> str | None:
+    """Why a citation's work names another layer than the file puts its quote in (None when
+    they agree, or the file does not say): 「儀禮·大射 鄭注」 quoting a line of 經."""
+    passage = locate(source)
+    if passage is None or not passage.marked or passage.modern:
+        return None
+    claimed = claimed_layer(source.work)
+    if claimed in passage.layers:
+        return None
+    found = " and ".join(passage.layers)
+    return (f"work {source.work!r} names the {claimed}, but {passage.file} puts 「{source.quote}」 "
+            f"(line {passage.first}) in the {found}: it is shown as {found}")
+
+
 def context(passage: Passage, around: int = CONTEXT_LINES,
             marks: tuple[str, str] = ("", "")) -> list[tuple[int, str, bool]]:
     """The passage's lines with ``around`` lines either side: (line number, text, whether the

@@ -195,3 +195,11 @@ def test_show_and_pieces_say_what_each_quote_is_and_the_edition(capsys) -> None:
     out = capsys.readouterr().out
     zouyu = next(line for line in out.splitlines() if "《騶虞》" in line)
     assert "[注]" in zouyu and "中詩篇" not in zouyu
+
+
+def test_a_work_naming_another_layer_than_the_file_is_a_warning() -> None:
+    text = SHEET.format(work="儀禮·鄉射禮 鄭注", file=ANNOTATED, quote="乃合樂《周南·關睢》")
+    rite = parse_sheet(text, "mine.toml")
+    assert any("names the 注" in w and "in the 經" in w for w in rite.warnings), rite.warnings
+    for rid in BUILTIN_RITES:  # the built-in rites' works agree with their files
+        assert not [w for w in builtin_rite(rid, variants=None).warnings if "names the" in w]

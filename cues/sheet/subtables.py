@@ -8,7 +8,7 @@ from cues.catalog import canonical_instrument, instrument_names
 from cues.editions import current_name
 from cues.layouts import FACINGS
 from cues.model import Count, Position, Source
-from cues.passages import layer_problem
+from cues.passages import layer_doubt, layer_problem
 from cues.sheet.checker import SheetChecker, Where, WhereKey, closest, describe_value, is_number
 from cues.sources import citation_problem, quote_found
 
@@ -56,6 +56,8 @@ def parse_source(
                           f"{file}", key=key, **where)
         elif (misstated := layer_problem(Source(work, quote, file))) is not None:
             checker.error(f"{key}.{misstated}", key=key, **where)
+        elif (doubt := layer_doubt(Source(work, quote, file))) is not None:
+            checker.warn(f"{key}: {doubt}", key=key, **where)
         file = current_name(file)
     return Source(work=work, quote=quote, file=file, note=note)
 
