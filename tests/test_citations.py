@@ -203,3 +203,13 @@ def test_a_work_naming_another_layer_than_the_file_is_a_warning() -> None:
     assert any("names the 注" in w and "in the 經" in w for w in rite.warnings), rite.warnings
     for rid in BUILTIN_RITES:  # the built-in rites' works agree with their files
         assert not [w for w in builtin_rite(rid, variants=None).warnings if "names the" in w]
+
+
+def test_a_moment_quoted_from_a_modern_note_only_is_refused() -> None:
+    # 「即立於磬之東」 is note (16) of the annotated edition, not the 經
+    text = SHEET.format(work="儀禮·鄉射禮", file=ANNOTATED, quote="乃合樂《周南·關睢》")
+    text = text.replace('at = "乃合樂"', 'at = "「即立於磬之東」"')
+    with pytest.raises(SheetErrors) as info:
+        parse_sheet(text, "mine.toml")
+    assert "only in a modern note or translation" in str(info.value)
+    parse_sheet(text.replace("「即立於磬之東」", "「笙入，立於縣中」"), "mine.toml")
