@@ -29,6 +29,7 @@ SOURCES_PACKAGE = "cues"
 SOURCES_DIR = "data/sources"
 
 
+@cache
 def is_punctuation(ch: str) -> bool:
     if ch.isspace():
         return True
@@ -42,6 +43,7 @@ def normalize(text: str) -> str:
     return "".join(ch for ch in text if not is_punctuation(ch))
 
 
+@cache
 def source_files() -> tuple[str, ...]:
     """Relative paths (``seeds/…``, ``reference/…``) of the bundled source texts."""
     root = resources.files(SOURCES_PACKAGE).joinpath(SOURCES_DIR)
