@@ -53,10 +53,13 @@ def _matches(what: str, name: str) -> bool:
 
 
 def find_citations(name: str, rite: str | None = None) -> list[Cited]:
-    """The citations ``name`` selects: a piece (title, simplified form or pinyin), or a cue id,
-    position, variant id, reading (``ID`` or ``ID=VALUE``) or ``layout`` of ``rite`` (a built-in
-    rite or a sheet) or, without ``rite``, of the one built-in rite that has it."""
-    if rite is None and (title := canonical_title(name)) is not None:
+    """The citations ``name`` selects: a cue id, position, variant id, reading (``ID`` or
+    ``ID=VALUE``) or ``layout`` of ``rite`` (a built-in rite or a sheet) or, without ``rite``,
+    of the one built-in rite that has it; a piece (title, simplified form or pinyin) where
+    ``rite`` names nothing so (a position 笙 is not the piece)."""
+    title = canonical_title(name)
+    found = [] if title is None or rite is None else _in_rites(name, rite)
+    if title is not None and not found:  # a piece (also when the rite names nothing so)
         piece = get_piece(title)
         found = [Cited(f"piece 《{piece.title}》", "the repertoire",
                        Source(piece.source.work, piece.source.quote, piece.source.file))]
@@ -65,9 +68,7 @@ def find_citations(name: str, rite: str | None = None) -> list[Cited]:
             found.append(Cited(f"piece 《{piece.title}》, its surviving fragment",
                                "the repertoire", Source(f.work, f.quote, f.file)))
         return found
-    rites = [load_rite(rite, variants=None)] if rite is not None else \
-        [builtin_rite(rid, variants=None) for rid in BUILTIN_RITES]
-    found = [c for r in rites for c in _rite_citations(r) if _matches(c.what, name)]
+    found = found or _in_rites(name, rite)
     if not found:
         where = f"rite {rite!r}" if rite is not None else "any built-in rite"
         raise UserError(f"nothing cites {name!r} in {where}: expected a piece (`yuezheng "
@@ -78,6 +79,12 @@ def find_citations(name: str, rite: str | None = None) -> list[Cited]:
         raise UserError(f"{name!r} is in {len(in_rites)} rites ({', '.join(in_rites)}): say which "
                         "with --rite RITE")
     return found
+
+
+def _in_rites(name: str, rite: str | None) -> list[Cited]:
+    rites = [load_rite(rite, variants=None)] if rite is not None else \
+        [builtin_rite(rid, variants=None) for rid in BUILTIN_RITES]
+    return [c for r in rites for c in _rite_citations(r) if _matches(c.what, name)]
 
 
 def _line_layers(file: str, text: str, number: int) -> str:

@@ -213,3 +213,15 @@ def test_a_moment_quoted_from_a_modern_note_only_is_refused() -> None:
         parse_sheet(text, "mine.toml")
     assert "only in a modern note or translation" in str(info.value)
     parse_sheet(text.replace("「即立於磬之東」", "「笙入，立於縣中」"), "mine.toml")
+
+
+def test_source_names_a_piece_or_a_rite_s_own_cue(capsys) -> None:
+    assert cli.main(["source", "gai"]) == 0  # without --rite: the piece 《陔》
+    assert capsys.readouterr().out.startswith("piece 《陔》")
+    assert cli.main(["source", "gai", "--rite", "xiang-she"]) == 0  # the rite's cue gai
+    out = capsys.readouterr().out
+    assert out.startswith("cue gai — 鄉射禮") and "賓降及階" in out
+    assert cli.main(["source", "关雎", "--rite", "xiang-she"]) == 0  # no cue so named: the piece
+    assert capsys.readouterr().out.startswith("piece 《關雎》")
+    assert cli.main(["source", "layout", "--rite", "燕礼"]) == 0
+    assert "注 (as cited)" in capsys.readouterr().out  # 經 and 注 unmarked in that edition
