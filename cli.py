@@ -473,8 +473,8 @@ def _register_source(p: argparse.ArgumentParser) -> None:
     p.add_argument("name", metavar="CUE|PIECE",
                    help="a piece, or a cue id, position, variant, reading or `layout` of a rite")
     p.add_argument("--rite", metavar="RITE|FILE",
-                   help="the rite (built-in or a .toml sheet) whose cue is meant; without it a piece's "
-                        "name means the piece")
+                   help="the rite (built-in or a .toml sheet) whose cue is meant; without "
+                        "it a piece's name means the piece")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_source)
 
