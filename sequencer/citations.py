@@ -5,7 +5,8 @@ edition the file is."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from cues.editions import APPARATUS, LATER, MODERN_TRANSLATION, char_layers
@@ -15,6 +16,7 @@ from cues.passages import citation_json, context, edition_of, file_text, layer_l
 from cues.pinyin import name_key
 from cues.repertoire import canonical_title, get_piece
 from cues.sheet.loader import BUILTIN_RITES, builtin_rite, load_rite
+from cues.sources import texts_beside
 from cues.text import display_width
 
 QUOTE_OPENS, QUOTE_CLOSES = "⟦", "⟧"
@@ -28,9 +30,15 @@ class Cited:
     what: str
     rite: str
     source: Source
+    folder: Path | None = None  # a sheet's folder: its own texts are relative to it
 
 
 def _rite_citations(rite: Rite) -> list[Cited]:
+    folder = Path(rite.path).parent if rite.path and Path(rite.path).is_file() else None
+    return [replace(c, folder=folder) for c in _citations(rite)]
+
+
+def _citations(rite: Rite) -> list[Cited]:
     out: list[Cited] = []
     title = f"{rite.title} ({rite.id})"
     if rite.layout_source is not None:
@@ -100,30 +108,35 @@ def source_lines(found: list[Cited]) -> list[str]:
     edition, and the lines around the quote (layer by line; the quote marked ⟦…⟧)."""
     out: list[str] = []
     for cited in found:
-        s = cited.source
-        passage = locate(s)
-        if out:
-            out.append("")
-        out.append(f"{cited.what} — {cited.rite}")
-        out.append(f"  {s.work} — {layer_label(passage, s)}: 「{s.quote}」")
-        if s.file is None:
-            out.append("  (no file: the quote is not checked)")
-            continue
-        where = f"{passage.file}, line {passage.first}" + (
-            f"–{passage.last}" if passage.last != passage.first else "") if passage else s.file
-        out.append(f"  {where}")
-        out.append(f"  edition: {edition_of(s.file)}")
-        if passage is None:
-            out.append("  (the quote is not found in the file)")
-            continue
-        text = file_text(passage.file) or ""
-        rows = context(passage, marks=(QUOTE_OPENS, QUOTE_CLOSES))
-        tags = {n: "/".join(SHORT.get(x, x) for x in _line_layers(passage.file, text, n)
-                            .split("/")) or "—" for n, _, _ in rows}
-        tag_width = max((display_width(t) for t in tags.values()), default=0)
-        for number, shown, inside in rows:
-            tag = tags[number] + " " * (tag_width - display_width(tags[number]))
-            out.append(f"  {'>' if inside else ' '}{number:>5} {tag} │ {shown.strip()}")
+        with texts_beside(cited.folder):
+            out += _one_source_lines(cited, first=not out)
+    return out
+
+
+def _one_source_lines(cited: Cited, first: bool) -> list[str]:
+    out: list[str] = [] if first else [""]
+    s = cited.source
+    passage = locate(s)
+    out.append(f"{cited.what} — {cited.rite}")
+    out.append(f"  {s.work} — {layer_label(passage, s)}: 「{s.quote}」")
+    if s.file is None:
+        out.append("  (no file: the quote is not checked)")
+        return out
+    where = f"{passage.file}, line {passage.first}" + (
+        f"–{passage.last}" if passage.last != passage.first else "") if passage else s.file
+    out.append(f"  {where}")
+    out.append(f"  edition: {edition_of(s.file)}")
+    if passage is None:
+        out.append("  (the quote is not found in the file)")
+        return out
+    text = file_text(passage.file) or ""
+    rows = context(passage, marks=(QUOTE_OPENS, QUOTE_CLOSES))
+    tags = {n: "/".join(SHORT.get(x, x) for x in _line_layers(passage.file, text, n)
+                        .split("/")) or "—" for n, _, _ in rows}
+    tag_width = max((display_width(t) for t in tags.values()), default=0)
+    for number, shown, inside in rows:
+        tag = tags[number] + " " * (tag_width - display_width(tags[number]))
+        out.append(f"  {'>' if inside else ' '}{number:>5} {tag} │ {shown.strip()}")
     return out
 
 
@@ -131,15 +144,20 @@ def source_json(found: list[Cited]) -> list[dict[str, Any]]:
     """``source --json``: each citation with its passage's lines around it."""
     rows: list[dict[str, Any]] = []
     for cited in found:
-        passage = locate(cited.source)
-        item: dict[str, Any] = {"what": cited.what, "rite": cited.rite,
-                                "source": citation_json(cited.source)}
-        if passage is not None:
-            text = file_text(passage.file) or ""
-            item["last_line"] = passage.last
-            item["context"] = [{"line": n, "text": t, "quote": inside,
-                                "layers": _line_layers(passage.file, text, n).split("/")
-                                if _line_layers(passage.file, text, n) else []}
-                               for n, t, inside in context(passage)]
-        rows.append(item)
+        with texts_beside(cited.folder):
+            rows.append(_one_source_json(cited))
     return rows
+
+
+def _one_source_json(cited: Cited) -> dict[str, Any]:
+    passage = locate(cited.source)
+    item: dict[str, Any] = {"what": cited.what, "rite": cited.rite,
+                            "source": citation_json(cited.source)}
+    if passage is not None:
+        text = file_text(passage.file) or ""
+        item["last_line"] = passage.last
+        item["context"] = [{"line": n, "text": t, "quote": inside,
+                            "layers": _line_layers(passage.file, text, n).split("/")
+                            if _line_layers(passage.file, text, n) else []}
+                           for n, t, inside in context(passage)]
+    return item

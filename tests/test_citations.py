@@ -225,3 +225,14 @@ def test_source_names_a_piece_or_a_rite_s_own_cue(capsys) -> None:
     assert capsys.readouterr().out.startswith("piece 《關雎》")
     assert cli.main(["source", "layout", "--rite", "燕礼"]) == 0
     assert "注 (as cited)" in capsys.readouterr().out  # 經 and 注 unmarked in that edition
+
+
+def test_source_shows_a_sheet_s_own_text_beside_it(tmp_path: Path, capsys) -> None:
+    (tmp_path / "mine.txt").write_text("第一行\n乃合樂，工歌\n第三行\n", encoding="utf-8")
+    sheet = tmp_path / "mine.toml"
+    sheet.write_text(SHEET.format(work="我的本", file="mine.txt", quote="乃合樂"),
+                     encoding="utf-8")
+    assert cli.main(["source", "sheng", "--rite", str(sheet)]) == 0
+    out = capsys.readouterr().out
+    assert "我的本 — 經 (as cited)" in out and "mine.txt, line 2" in out
+    assert "⟦乃合樂⟧，工歌" in out and "the user's own text" in out
