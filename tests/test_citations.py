@@ -236,3 +236,16 @@ def test_source_shows_a_sheet_s_own_text_beside_it(tmp_path: Path, capsys) -> No
     out = capsys.readouterr().out
     assert "我的本 — 經 (as cited)" in out and "mine.txt, line 2" in out
     assert "⟦乃合樂⟧，工歌" in out and "the user's own text" in out
+
+
+def test_every_built_in_moment_is_in_the_classic_s_words() -> None:
+    from cues.sheet.quotations import found_in_classic, quoted_parts
+
+    for rid in BUILTIN_RITES:
+        rite = builtin_rite(rid, variants=None)
+        files = rite.cited_files()
+        cues = [*rite.cues, *(c for r in rite.readings for o in r.options for c in o.cues.values())]
+        for cue in cues:
+            for moment in (cue.at, cue.stop.at if cue.stop else ""):
+                for part in quoted_parts(moment):
+                    assert found_in_classic(part, files), (rid, cue.id, part)

@@ -23,8 +23,13 @@ def quoted_parts(text: str) -> list[str]:
 
 
 def found_in(part: str, files: Iterable[str]) -> bool:
-    """Whether ``part`` occurs, punctuation aside, in one of the cited ``files`` — and not only
-    in what a file marks as a modern note or translation: a moment is in the text's words."""
+    """Whether ``part`` occurs, punctuation aside, in one of the cited ``files``."""
+    return any(quote_found(part, f) for f in files)
+
+
+def found_in_classic(part: str, files: Iterable[str]) -> bool:
+    """``found_in``, and not only in what a file marks as a modern note or translation: a cue's
+    moment is in the text's own words (a note may quote a modern note, saying so)."""
     for f in files:
         if quote_found(part, f):
             passage = locate(Source("", part, f))
@@ -34,8 +39,8 @@ def found_in(part: str, files: Iterable[str]) -> bool:
 
 
 def misquotations(text: str, files: Sequence[str]) -> list[str]:
-    """The quoted parts of ``text`` that none of ``files`` contains."""
-    return [part for part in quoted_parts(text) if not found_in(part, files)]
+    """The quoted parts of ``text`` (a moment) that none of ``files`` has in its classic text."""
+    return [part for part in quoted_parts(text) if not found_in_classic(part, files)]
 
 
 def misquotation_message(key: str, part: str, files: Sequence[str]) -> str:
