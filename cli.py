@@ -244,11 +244,11 @@ def _add_settings(p: argparse.ArgumentParser) -> None:
 
 def _add_piece_target(p: argparse.ArgumentParser) -> None:
     """RITE|FILE|PIECE and --ensemble: a rite, a sheet, or one piece played by an ensemble."""
-    from cues.builtin import DEFAULT_ENSEMBLE, ENSEMBLES
+    from cues.builtin import DEFAULT_ENSEMBLE, ENSEMBLES, ensemble_name
 
     p.add_argument("rite", metavar="RITE|FILE|PIECE",
                    help="a built-in rite, a .toml sheet, or a piece (`pieces` lists them)")
-    p.add_argument("--ensemble", choices=tuple(ENSEMBLES), metavar="NAME",
+    p.add_argument("--ensemble", choices=tuple(ENSEMBLES), type=ensemble_name, metavar="NAME",
                    help="a piece's players (default " + DEFAULT_ENSEMBLE + "): " + "; ".join(
                        f"{name} = {what}" for name, (_, _, what) in ENSEMBLES.items()))
 
@@ -459,6 +459,34 @@ def cmd_pieces(args: argparse.Namespace) -> int:
     from sequencer.listings import pieces_lines, pieces_rows
 
     _table(pieces_rows(), pieces_lines, args.json)
+    return EXIT_OK
+
+
+@command("source", "show the passage a cue, piece, position, variant or reading cites, in its "
+         "context",
+         description="The work, what the quote is (經, 記, 注, 疏, a later commentary or a modern "
+         "note: as the file marks it, else as cited), the file and line, the edition, and the "
+         "lines around the quote with the layer of each; the quote is marked ⟦…⟧.",
+         examples=("yuezheng source 騶虞", "yuezheng source she-jie --rite xiang-she",
+                   "yuezheng source 笙 --rite 鄉射禮   # a position of the layout"))
+def _register_source(p: argparse.ArgumentParser) -> None:
+    p.add_argument("name", metavar="CUE|PIECE",
+                   help="a piece, or a cue id, position, variant, reading or `layout` of a rite")
+    p.add_argument("--rite", metavar="RITE|FILE",
+                   help="the rite (built-in or a .toml sheet) whose cue is meant; without "
+                        "it a piece's name means the piece")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_source)
+
+
+def cmd_source(args: argparse.Namespace) -> int:
+    from sequencer.citations import find_citations, source_json, source_lines
+
+    found = find_citations(args.name, args.rite)
+    if args.json:
+        _print_json(source_json(found))
+    else:
+        _lines(source_lines(found))
     return EXIT_OK
 
 

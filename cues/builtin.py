@@ -6,6 +6,8 @@ import tomllib
 from importlib import resources
 from types import MappingProxyType
 
+from cues.pinyin import loose_match
+
 BUILTIN_RITES = ("xiang-yin-jiu", "xiang-she", "yan", "da-she")
 
 # who plays a piece played on its own (``render 關雎``): a built-in rite's cue lends its kind,
@@ -18,6 +20,12 @@ ENSEMBLES: MappingProxyType[str, tuple[str, str, str]] = MappingProxyType({
     "jin-zou": ("yan", "si-xia-bin", "金奏 of the 燕禮: 編鐘, 鑮, 建鼓 and 編磬"),
 })
 DEFAULT_ENSEMBLE = "he-yue"
+
+
+def ensemble_name(name: str) -> str:
+    """The ensemble ``name`` is a form of (case, spacing: 「Sheng Ge」, 「JIN-ZOU」, 「jinzou」),
+    else ``name`` as written (for the caller to refuse)."""
+    return loose_match(name, ENSEMBLES) or name
 
 
 def builtin_text(rite_id: str) -> str:

@@ -31,6 +31,12 @@ KINDS: MappingProxyType[str, tuple[bool, str]] = MappingProxyType({
     "停": (False, "a pause held by the operator"),
 })
 MUSIC_KINDS = frozenset(k for k, (music, _) in KINDS.items() if music)
+# each kind's tone-less pinyin: a sheet may write a kind so, or in simplified characters
+KIND_PINYIN: MappingProxyType[str, str] = MappingProxyType({
+    "金奏": "jin-zou", "升歌": "sheng-ge", "笙": "sheng", "管": "guan", "間歌": "jian-ge",
+    "合樂": "he-yue", "射節": "she-jie", "無算樂": "wu-suan-yue", "陔": "gai", "驁": "ao",
+    "舞": "wu", "遷樂": "qian-yue", "獻": "xian", "告備": "gao-bei", "射": "she", "停": "ting",
+})
 
 # ── triggers ────────────────────────────────────────────────────────────────────────────────
 TRIGGER_GO = "go"  # the operator presses GO at the ritual moment named by ``at``
@@ -230,6 +236,7 @@ class Rite:
     path: str | None = None
     layout_source: Source | None = None
     warnings: tuple[str, ...] = ()  # what the loader found doubtful but not wrong
+    notices: tuple[str, ...] = ()  # what a run is told of its choices (a no-op --reading)
 
     def cited_files(self) -> tuple[str, ...]:
         """Every bundled source file the sheet cites (cues, positions, variants, readings)."""

@@ -30,3 +30,24 @@ def add_names(table: dict[str, str], names: Iterable[str], canonical: str, what:
         if other != canonical:
             raise ValueError(f"ambiguous {what} name {name!r}: it names both {other} and "
                              f"{canonical}")
+
+
+# the simplified (and variant) characters of the names a rite's kinds, readings and variants use,
+# folded to the traditional form the sheets write (鍾 and 鐘 are one name; 狸 is 貍)
+_TRADITIONAL = str.maketrans({
+    "乐": "樂", "备": "備", "无": "無", "献": "獻", "节": "節", "苹": "蘋", "狸": "貍",
+    "迁": "遷", "钟": "鍾", "鐘": "鍾", "间": "間", "閒": "間", "驺": "騶", "骜": "驁",
+    "採": "采", "礼": "禮", "乡": "鄉", "饮": "飲",
+})
+
+
+def loose_key(name: str) -> str:
+    """``name_key`` with simplified and variant characters folded to the traditional form the
+    sheets write: 「合乐」 and 「合樂」, 「钟先」 and 「鍾先」, 「SHE」 and 「she」 have one key."""
+    return name_key(name).translate(_TRADITIONAL)
+
+
+def loose_match(name: str, names: Iterable[str]) -> str | None:
+    """The one of ``names`` that ``name`` is a form of (by ``loose_key``), or None."""
+    key = loose_key(name)
+    return next((n for n in names if loose_key(n) == key), None) if key else None

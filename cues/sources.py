@@ -5,6 +5,9 @@ under ``cues/data/sources``) or, when it names none of those, the user's own tex
 relative to the sheet (or absolute), read as UTF-8.  The loader says where a sheet's own texts
 are with ``texts_beside(folder)`` while it parses the sheet; a built-in rite has none.
 
+A bundled text is named by its readable path (``seeds/yili-da-she-zhushu.txt``); its former
+hashed name (``seeds/004_1d8b5caa97974f06.txt``) still finds it (``cues.editions``).
+
 A quote is verbatim when, punctuation and white space aside, it occurs in the cited file.
 Nothing else is normalized: characters, variants (賔/賓, 鍾/鐘) and footnote numbers must match.
 """
@@ -20,11 +23,14 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from cues.editions import current_name
+
 SOURCES_PACKAGE = "cues"
 SOURCES_DIR = "data/sources"
 
 
-def _is_punctuation(ch: str) -> bool:
+@cache
+def is_punctuation(ch: str) -> bool:
     if ch.isspace():
         return True
     cat = unicodedata.category(ch)
@@ -34,9 +40,10 @@ def _is_punctuation(ch: str) -> bool:
 
 def normalize(text: str) -> str:
     """The text with punctuation and white space removed (for verbatim comparison)."""
-    return "".join(ch for ch in text if not _is_punctuation(ch))
+    return "".join(ch for ch in text if not is_punctuation(ch))
 
 
+@cache
 def source_files() -> tuple[str, ...]:
     """Relative paths (``seeds/…``, ``reference/…``) of the bundled source texts."""
     root = resources.files(SOURCES_PACKAGE).joinpath(SOURCES_DIR)
@@ -50,8 +57,8 @@ def source_files() -> tuple[str, ...]:
 
 @cache
 def read_source(relpath: str) -> str:
-    """The text of a bundled source file, e.g. ``seeds/004_1d8b5caa97974f06.txt``."""
-    parts = PurePosixPath(relpath).parts
+    """The text of a bundled source file, e.g. ``seeds/yili-da-she-zhushu.txt``."""
+    parts = PurePosixPath(current_name(relpath)).parts
     if len(parts) != 2 or parts[0] not in ("seeds", "reference") or ".." in parts:
         raise FileNotFoundError(relpath)
     node = resources.files(SOURCES_PACKAGE).joinpath(SOURCES_DIR, *parts)
@@ -92,8 +99,8 @@ def _normalized_own_text(path: Path, mtime_ns: int, size: int) -> str:
 
 def _normalized_text(file: str) -> str:
     """The cited text, punctuation aside (raises OSError/UnicodeError if it cannot be read)."""
-    if file in source_files():
-        return _normalized_source(file)
+    if current_name(file) in source_files():
+        return _normalized_source(current_name(file))
     path = own_text_path(file)
     if path is None:
         raise FileNotFoundError(file)
@@ -103,7 +110,7 @@ def _normalized_text(file: str) -> str:
 
 def citation_problem(file: str) -> str | None:
     """Why ``file`` cannot be cited (None when it can): neither bundled nor a readable text."""
-    if file in source_files():
+    if current_name(file) in source_files():
         return None
     path = own_text_path(file)
     if path is None:

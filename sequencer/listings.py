@@ -7,10 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 from cues.catalog import CATALOG
+from cues.model import Source
+from cues.passages import citation_json
 from cues.repertoire import all_pieces
 from cues.sheet.loader import BUILTIN_RITES, builtin_rite
 from cues.text import display_width, pad
 from instruments.voices.notes import describe
+from sequencer.timeline.rite_text import cited
 
 Row = dict[str, Any]
 
@@ -40,7 +43,7 @@ def pieces_rows() -> list[Row]:
              "text_lost": p.text_lost,
              "text": p.text_state, "melody_lost": p.melody_lost, "mode": p.mode,
              "stanzas": len(p.stanzas),
-             "source": {"work": p.source.work, "file": p.source.file, "quote": p.source.quote}}
+             "source": citation_json(Source(p.source.work, p.source.quote, p.source.file))}
             for p in all_pieces()]
 
 
@@ -53,7 +56,7 @@ def pieces_lines(rows: list[Row]) -> list[str]:
             "melody lost"
         lines.append(f"{pad(r['pinyin'], 16)} {pad('《' + r['title'] + '》', title_width + 4)} "
                      f"{pad(r['category'], category_width)} text {r['text']}; {melody} — "
-                     f"「{r['source']['quote']}」")
+                     f"{cited(r['source'])}: 「{r['source']['quote']}」")
     return lines
 
 

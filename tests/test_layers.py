@@ -19,7 +19,8 @@ LAYERS = ("cues", "instruments", "sequencer", "cli")  # each may import only tho
 ROOMS: dict[str, tuple[tuple[str, ...], ...]] = {
     "cues": (
         ("cues", "cues.errors", "cues.limits", "cues.text", "cues.pinyin", "cues.model",
-         "cues.sources", "cues.builtin", "cues.melody_octaves"),   # the ground everything stands on
+         "cues.sources", "cues.editions", "cues.passages", "cues.builtin",
+         "cues.melody_octaves"),   # the ground everything stands on
         ("cues.catalog", "cues.layouts", "cues.repertoire"),      # instruments, hangs, pieces
         ("cues.sheet",),                                           # the sheet format and its checks
         ("cues.rites",),                                           # the built-in sheets (data)

@@ -228,7 +228,7 @@ def test_the_table_marks_choices(capsys) -> None:
     assert "she-jie*" in out and "節*" in out
     assert "* the project's own choices" in out
     assert "she-jie drum_pattern: the drum's strokes inside a 節: pattern jie" in out
-    assert "鼓先: 儀禮·大射 賈疏: 「則先擊鼓，後擊鍾鑮，皆是與樂為節」" in out
+    assert "鼓先: 儀禮·大射 賈疏 [疏]: 「則先擊鼓，後擊鍾鑮，皆是與樂為節」" in out
 
 
 def test_li_shou_is_a_fragment(capsys) -> None:
@@ -253,7 +253,7 @@ kind = "升歌"
 at = "{at}"
 pieces = ["鹿鳴"]
 instruments = [{{ name = "歌", count = 1 }}, {{ name = "瑟", count = 1 }}{extra}]
-source = {{ work = "儀禮·鄉射禮", file = "seeds/000_5493ada665a6bf47.txt", quote = "奏《騶虞》，間若一" }}
+source = {{ work = "儀禮·鄉射禮", file = "seeds/yili-xiang-she-li-annotated.txt", quote = "奏《騶虞》，間若一" }}
 '''
 
 

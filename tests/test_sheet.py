@@ -41,7 +41,7 @@ GOOD = textwrap.dedent('''\
     zhong = 3
     performers = [{ name = "工", count = 4 }]
     instruments = [{ name = "瑟", count = 2 }, { name = "歌", count = 2 }]
-    source = { work = "儀禮·燕禮", file = "seeds/003_bc907776b82d5268.txt", quote = "工歌鹿鳴四牡皇皇者華" }
+    source = { work = "儀禮·燕禮", file = "seeds/yili-yan-li-zhengzhu.txt", quote = "工歌鹿鳴四牡皇皇者華" }
 
     [[cue]]
     id = "b"

@@ -10,6 +10,7 @@ from cues.limits import ID_CHARS, TIMELINE_SECONDS
 from cues.model import (
     BY_SHENG,
     BY_SINGERS,
+    KIND_PINYIN,
     KINDS,
     SETTING_KEYS,
     TRIGGER_GO,
@@ -20,6 +21,7 @@ from cues.model import (
     Stop,
     Trigger,
 )
+from cues.pinyin import loose_match, name_key
 from cues.sheet.checker import SheetChecker, Where, closest, describe_value, is_number
 from cues.sheet.cue_pieces import parse_pieces
 from cues.sheet.shooting_table import parse_shooting
@@ -100,6 +102,8 @@ def _id_and_kind(checker: SheetChecker, data: object, index: int) -> tuple[str, 
     where: Where = {"table": "cue", "index": index, "cue": cid}
     checker.unknown_keys(data, CUE_KEYS, "a cue", **where)
     kind = checker.get(data, "kind", str, f"one of {', '.join(KINDS)}", required=True, **where)
+    if kind is not None and kind not in KINDS:
+        kind = canonical_kind(kind) or kind
     if kind is not None and kind not in KINDS:
         hint = closest(kind, KINDS)
         checker.error(f"unknown kind {kind!r}" + (f" (did you mean {hint!r}?)" if hint else "")
@@ -219,3 +223,11 @@ def _check_alternation(checker: SheetChecker, pieces: tuple[PieceRef, ...], wher
     if len(pieces) % 2:
         checker.error(f"間歌 alternates 歌 and 笙 in pairs: {len(pieces)} pieces leave the last "
                       "歌 without its 笙", key="pieces", **where)
+
+
+def canonical_kind(name: str) -> str | None:
+    """The kind ``name`` is a form of — simplified (「合乐」), pinyin (「he-yue」, 「HeYue」) — or
+    None."""
+    return loose_match(name, KINDS) or next(
+        (kind for kind, pinyin in KIND_PINYIN.items() if name_key(pinyin) == name_key(name)),
+        None)

@@ -40,7 +40,12 @@ from cues.sheet.bounds import bounds_errors
 from cues.sheet.checker import SheetChecker, closest
 from cues.sheet.cue_table import is_id, parse_cue
 from cues.sheet.quotations import misquotation_message, misquotations
-from cues.sheet.readings import check_choice_quotes, parse_readings, select_readings
+from cues.sheet.readings import (
+    check_choice_quotes,
+    parse_readings,
+    reading_notices,
+    select_readings,
+)
 from cues.sheet.subtables import parse_positions, parse_source
 from cues.sheet.toml_lines import TomlLines, toml_syntax_error
 from cues.sheet.triggers import check_triggers
@@ -83,10 +88,12 @@ def parse_sheet(
     if checker.errors:
         raise SheetErrors(checker.problems())
     assert rite is not None
-    rite = replace(rite, warnings=tuple(str(w) for w in checker.warnings))
+    whole = rite = replace(rite, warnings=tuple(str(w) for w in checker.warnings))
     if variants is not None:
         rite = select_variants(rite, variants)
-    return select_readings(rite, readings)
+    rite = select_readings(rite, readings)
+    notices = reading_notices(whole, rite, readings or {})
+    return replace(rite, notices=notices) if notices else rite
 
 
 def _rite(checker: SheetChecker, data: dict, base: Path | None) -> Rite | None:
@@ -101,7 +108,11 @@ def _rite(checker: SheetChecker, data: dict, base: Path | None) -> Rite | None:
     layout = _layout(checker, data, head["hang"])
     variants = parse_variants(checker, data)
     cues = _cues(checker, data, {v.id for v in variants}, base)
-    check_triggers(checker, cues, set(head["signals"]))
+    raw_cues = data.get("cue")
+    if not isinstance(raw_cues, list) or len(cues) == len(raw_cues):
+        # with a cue left out for its own error, the order is not the sheet's: a trigger's
+        # "first cue" or "after:" would be judged against the wrong neighbours
+        check_triggers(checker, cues, set(head["signals"]))
     if head["id"] is None or head["title"] is None:
         return None
     rite = Rite(
@@ -219,7 +230,7 @@ def builtin_rite(rite_id: str, variants: Sequence[str] | None = (),
                        readings=readings)
 
 
-def load_rite(name_or_path: str, variants: Sequence[str] = (),
+def load_rite(name_or_path: str, variants: Sequence[str] | None = (),
               readings: Mapping[str, str] | None = None) -> Rite:
     """A built-in rite by name or alias, or a cue sheet by path."""
     rid = resolve_rite_name(name_or_path)

@@ -1,11 +1,14 @@
 """Quotations written into a sheet's prose: a 「…」 in an ``at`` (or a stop's ``at``) claims the
-text says so, and must be found, punctuation aside, in a file the sheet cites."""
+text says so, and must be found, punctuation aside, in a file the sheet cites — in its classic
+text, not only in what the file marks as a modern note or translation."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
 
+from cues.model import Source
+from cues.passages import locate
 from cues.sources import normalize, quote_found
 
 # a 「…」 quotation, one level of nested 「…」 allowed
@@ -24,11 +27,26 @@ def found_in(part: str, files: Iterable[str]) -> bool:
     return any(quote_found(part, f) for f in files)
 
 
+def found_in_classic(part: str, files: Iterable[str]) -> bool:
+    """``found_in``, and not only in what a file marks as a modern note or translation: a cue's
+    moment is in the text's own words (a note may quote a modern note, saying so)."""
+    for f in files:
+        if quote_found(part, f):
+            passage = locate(Source("", part, f))
+            if passage is None or not passage.modern:
+                return True
+    return False
+
+
 def misquotations(text: str, files: Sequence[str]) -> list[str]:
-    """The quoted parts of ``text`` that none of ``files`` contains."""
-    return [part for part in quoted_parts(text) if not found_in(part, files)]
+    """The quoted parts of ``text`` (a moment) that none of ``files`` has in its classic text."""
+    return [part for part in quoted_parts(text) if not found_in_classic(part, files)]
 
 
 def misquotation_message(key: str, part: str, files: Sequence[str]) -> str:
+    if any(quote_found(part, f) for f in files):
+        return (f"{key!r} quotes 「{part}」, which the texts this sheet cites have only in a "
+                "modern note or translation, not in the classic: write it without 「」 or "
+                "quote the text")
     return (f"{key!r} quotes 「{part}」, which is not in the texts this sheet cites "
             f"({', '.join(files) or 'none'}): write it without 「」 or quote the text")

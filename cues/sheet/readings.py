@@ -17,6 +17,8 @@ from types import MappingProxyType
 
 from cues.errors import UserError
 from cues.model import SETTING_KEYS, Cue, ReadingChoice, Rite, Setting
+from cues.pinyin import loose_match
+from cues.repertoire import canonical_title
 from cues.sheet.checker import InTable, SheetChecker, Where, WhereKey, describe_value
 from cues.sheet.cue_table import parse_cue
 from cues.sheet.quotations import misquotation_message, misquotations
@@ -175,8 +177,9 @@ def select_readings(rite: Rite, chosen: Mapping[str, str] | None = None) -> Rite
     then ``chosen``; each value's cues replace theirs (a cue a variant removed stays out) and
     its settings join the rite's (UserError on an unknown reading or value)."""
     sheet_choice = rite.settings.get("readings", {})
-    wanted = {**(sheet_choice if isinstance(sheet_choice, dict) else {}), **(chosen or {})}
     by_name = {r.name: r for r in rite.readings}
+    wanted = {**(sheet_choice if isinstance(sheet_choice, dict) else {}),
+              **canonical_readings(rite, chosen or {})}
     for name, value in wanted.items():
         reading = by_name.get(name)
         if reading is None or value not in reading.choices:
@@ -199,6 +202,59 @@ def select_readings(rite: Rite, chosen: Mapping[str, str] | None = None) -> Rite
         settings.update(option.setting)
     return replace(rite, cues=tuple(cues.values()), settings=MappingProxyType(settings),
                    readings=tuple(in_force))
+
+
+def canonical_readings(rite: Rite, chosen: Mapping[str, str]) -> dict[str, str]:
+    """``chosen`` with each reading's id and value in the sheet's own form where the user wrote
+    another: case, spacing, simplified characters (「yan-she-jie=狸首-7」, 「JIU-XIA-ORDER=钟先」)
+    or a piece's other name (「zouyu-5」 for 騶虞-5); a name that matches nothing is kept."""
+    by_name = {r.name: r for r in rite.readings}
+    out: dict[str, str] = {}
+    for name, value in chosen.items():
+        canon = name if name in by_name else loose_match(name, by_name) or name
+        reading = by_name.get(canon)
+        if reading is not None and value not in reading.choices:
+            value = loose_match(value, reading.choices) or _piece_value(value, reading) or value
+        out[canon] = value
+    return out
+
+
+def _piece_value(value: str, reading: Setting) -> str | None:
+    """A value 「PIECE-N」 whose piece is named another way (pinyin, simplified, a variant)."""
+    piece, sep, count = value.rpartition("-")
+    title = canonical_title(piece) if sep else None
+    if title is None:
+        return None
+    return next((c for c in reading.choices if c.rpartition("-")[::2] == (title, count)), None)
+
+
+def reading_notices(whole: Rite, played: Rite, chosen: Mapping[str, str]) -> tuple[str, ...]:
+    """What a ``--reading`` the user chose does not do: a value whose cues are all left out by
+    the variants chosen changes nothing — said, naming the variant the cues need."""
+    notices: list[str] = []
+    by_name = {r.name: r for r in played.readings}
+    in_play = {c.id for c in played.cues}
+    all_cues = {c.id: c for c in whole.cues}
+    for name, value in canonical_readings(whole, chosen).items():
+        reading = by_name.get(name)
+        option = reading.option(value) if reading is not None else None
+        if option is None or option.setting or not option.cues:
+            continue
+        ids = [cid for cid in option.cues if cid in all_cues]
+        if not ids or any(cid in in_play for cid in ids):
+            continue
+        needs = sorted({v for cid in ids for v in all_cues[cid].when
+                        if v not in played.active_variants})
+        blocks = sorted({v for cid in ids for v in all_cues[cid].unless
+                         if v in played.active_variants})
+        why = (" ".join(f"--variant {v}" for v in needs) + " is not chosen" if needs
+               else " ".join(f"--variant {v}" for v in blocks) + " leaves it out" if blocks
+               else "it is not in the range played")
+        notice = (f"--reading {name}={value} changes nothing: it sets cue {', '.join(ids)}, "
+                  f"which is not played ({why})")
+        notices.append(notice + (f"; add {' '.join(f'--variant {v}' for v in needs)}"
+                                 if needs else ""))
+    return tuple(notices)
 
 
 def _listing(rite: Rite) -> str:

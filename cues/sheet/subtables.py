@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cues.catalog import canonical_instrument, instrument_names
+from cues.editions import current_name
 from cues.layouts import FACINGS
 from cues.model import Count, Position, Source
+from cues.passages import layer_doubt, layer_problem
 from cues.sheet.checker import SheetChecker, Where, WhereKey, closest, describe_value, is_number
 from cues.sources import citation_problem, quote_found
 
@@ -36,8 +38,9 @@ def parse_source(
     work = checker.get(data, "work", str, "the work cited, e.g. \"儀禮·大射\"", required=True,
                        **where)
     quote = checker.get(data, "quote", str, "the passage, verbatim", required=True, **where)
-    file = checker.get(data, "file", str, "a bundled source path such as \"seeds/004_….txt\" "
-                       "or the path of a text file beside the sheet",
+    file = checker.get(data, "file", str, "a bundled source path such as "
+                       "\"seeds/yili-da-she-zhushu.txt\" or the path of a text file beside the "
+                       "sheet",
                        **where)
     note = checker.get(data, "note", str, "a string", **where) or ""
     if work is None or quote is None:
@@ -51,6 +54,11 @@ def parse_source(
         elif not quote_found(quote, file):
             checker.error(f"{key}.quote 「{quote}」 is not found verbatim (punctuation aside) in "
                           f"{file}", key=key, **where)
+        elif (misstated := layer_problem(Source(work, quote, file))) is not None:
+            checker.error(f"{key}.{misstated}", key=key, **where)
+        elif (doubt := layer_doubt(Source(work, quote, file))) is not None:
+            checker.warn(f"{key}: {doubt}", key=key, **where)
+        file = current_name(file)
     return Source(work=work, quote=quote, file=file, note=note)
 
 

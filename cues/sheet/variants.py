@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from cues.errors import SheetError, SheetErrors, UserError
 from cues.model import Rite, Variant
+from cues.pinyin import loose_match
 from cues.sheet.checker import InTable, SheetChecker, Where
 from cues.sheet.subtables import parse_source
 from cues.sheet.triggers import trigger_problems
@@ -48,8 +49,10 @@ def cue_conditions(
 
 def select_variants(rite: Rite, variants: Sequence[str]) -> Rite:
     """The rite as played with ``variants`` chosen (cues filtered by their when/unless)."""
-    chosen = tuple(dict.fromkeys(v.strip() for v in variants if v.strip()))
     known = {v.id for v in rite.variants}
+    # a variant id in another case, spacing or script (「SHE」, 「Na Bin」) is the same id
+    chosen = tuple(dict.fromkeys(loose_match(v, known) or v.strip() for v in variants
+                                 if v.strip()))
     unknown = [v for v in chosen if v not in known]
     if unknown:
         listing = ", ".join(f"{v.id} ({v.title})" for v in rite.variants) or "none"

@@ -1,10 +1,12 @@
 """Standard MIDI files from a Timeline (mido): SMF type 1, one track per instrument.
 
 - Track 0 (conductor): the tempo (1,000,000 µs a beat at 960 ticks a beat, so a tick is exactly
-  1/960 s, the timeline's own tick), the rite's name, the file's provenance (a text event:
-  ``sequencer.outputs.provenance``), and the markers: every cue start (text beginning with the
-  cue id) and every 節 of a 射節 (``節 k/N``).
-- One track per instrument, named for it, with its channel and its General MIDI program (drums
+  1/960 s, the timeline's own tick), the rite's id as the track name (ASCII), the file's
+  provenance (a text event: ``sequencer.outputs.provenance``), and the markers: every cue start
+  (text beginning with the cue id) and every 節 of a 射節 (``節 k/N``).
+- One track per instrument, named for it in ASCII (「bianzhong, graded bronze bells」: the track
+  name reads back the same in mido's default latin-1 and in any DAW) with its Chinese name in an
+  instrument-name event (UTF-8), with its channel and its General MIDI program (drums
   on channel 10, GM percussion keys); lyric events under sung notes.
 - Layout: each track starts with pan (CC 10) and volume (CC 7) from where its instrument first
   sounds, heard from the default listener: pan = 64 + 63·sin(azimuth), volume =
@@ -28,6 +30,7 @@
 from __future__ import annotations
 
 import math
+import re
 import struct
 from collections import defaultdict
 from collections.abc import Sequence
@@ -67,7 +70,7 @@ LAYOUT_VOLUME = 100  # CC 7 of a 0 LU voice at the reference distance (GM's defa
 BEND_RANGE = 2  # semitones either way of a full pitch-bend (RPN 0)
 TUNING_BANK = TUNING_PROGRAM = 0  # the MTS tuning the tracks use (RP-020's default)
 META = 0xFF  # the status byte of a meta event (in a file only, never sent)
-TEXT, TRACK_NAME, LYRIC, MARKER = 0x01, 0x03, 0x05, 0x06
+TEXT, TRACK_NAME, INSTRUMENT_NAME, LYRIC, MARKER = 0x01, 0x03, 0x04, 0x05, 0x06
 SET_TEMPO, TIME_SIGNATURE = 0x51, 0x58
 END_OF_TRACK = b"\x00\xff\x2f\x00"  # delta time 0, meta 0x2F, no data
 
@@ -97,6 +100,17 @@ def _meta(kind: int, data: bytes) -> bytes:
 
 def _text(kind: int, text: str) -> bytes:
     return _meta(kind, text.encode("utf-8"))
+
+
+def ascii_track_name(pinyin: str, english: str) -> str:
+    """A track's name in ASCII: 「bianzhong, graded bronze bells」 (a parenthesis with Chinese
+    in it dropped; the pinyin alone when the English still has some).  The SMF leaves a meta
+    text's encoding open; mido reads it as latin-1 unless told, and many DAWs as latin-1 or the
+    system's code page, so a UTF-8 「編鐘」 there shows as 「ç·¨é\x90\x98」: ASCII reads back
+    the same everywhere.  The Chinese name goes in the instrument-name event (UTF-8)."""
+    plain = re.sub(r"\s*\([^)]*\)", lambda m: "" if not m.group(0).isascii() else m.group(0),
+                   english).strip()
+    return plain if plain.isascii() and plain else pinyin
 
 
 def _track(events: list[tuple[int, int, bytes]]) -> bytes:
@@ -148,7 +162,8 @@ def track_events(name: str, notes: Sequence[Note], origin: int = 0,
     inst = get_instrument(name)
     ch = inst.channel
     events: list[tuple[int, int, bytes]] = [
-        (0, 0, _text(TRACK_NAME, f"{inst.name} ({inst.english})")),
+        (0, 0, _text(TRACK_NAME, ascii_track_name(inst.pinyin, inst.english))),
+        (0, 0, _text(INSTRUMENT_NAME, inst.name)),
     ]
     pitched = ch != GM_PERCUSSION_CHANNEL
     mts = pitched and midi_tuning == "mts"
@@ -264,7 +279,7 @@ def build_midi_bytes(timeline: Timeline, title: str = "",
     0 of the conductor track)."""
     tempo = struct.pack(">I", US_PER_BEAT)[1:]
     conductor: list[tuple[int, int, bytes]] = [
-        (0, 0, _text(TRACK_NAME, title or timeline.rite)),
+        (0, 0, _text(TRACK_NAME, title if title and title.isascii() else timeline.rite)),
         (0, 1, _meta(SET_TEMPO, tempo)),
         (0, 2, _meta(TIME_SIGNATURE, bytes((4, 2, 24, 8)))),  # 4/4, 24 clocks, 8 32nds a beat
     ]

@@ -64,11 +64,12 @@ class RealizedNote:
 
 def named_instrument(name: str) -> str | None:
     """The catalog instrument a track or part name names: the whole name, or its first word
-    (yuezheng's own tracks: "鼓 (gu, drum)")."""
+    (yuezheng's own tracks: "gu, drum"; before them "鼓 (gu, drum)")."""
     name = name.strip()
     if not name:
         return None
-    return canonical_instrument(name) or canonical_instrument(name.split(" (")[0].split()[0])
+    first = name.split(" (")[0].split(",")[0].split()
+    return canonical_instrument(name) or (canonical_instrument(first[0]) if first else None)
 
 
 def gm_drum(key: int) -> str:

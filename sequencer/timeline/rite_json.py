@@ -7,6 +7,7 @@ from fractions import Fraction
 
 from cues import repertoire
 from cues.model import Count, Cue, Rite, Setting
+from cues.passages import citation_json, edition_of
 from sequencer.timeline.events import Timeline
 from sequencer.timeline.project_choices import automatic_choices, sheet_choices
 from sequencer.timeline.settings import CompileSettings, make_settings
@@ -58,13 +59,11 @@ def cue_json(cue: Cue, timeline: Timeline | None,
         "start_s": float(span.start_s) if span else None,
         "duration_s": float(span.duration_s) if span and span.fixed_length else None,
         "lost": music_lost(cue),
-        "source": {"work": cue.source.work, "quote": cue.source.quote},
+        "source": citation_json(cue.source),
     }
     realized = [{"piece": p.title, "file": p.realization} for p in cue.pieces if p.realization]
     if realized:
         out["realizations"] = realized
-    if cue.source.file:
-        out["source"]["file"] = cue.source.file
     if cue.source.note:
         out["source"]["note"] = cue.source.note
     if cue.stop is not None:
@@ -124,8 +123,7 @@ def reading_json(reading: Setting) -> dict:
         option = reading.option(value)
         item: dict = {"value": value}
         if option is not None and option.source is not None:
-            item["source"] = {"work": option.source.work, "quote": option.source.quote,
-                              **({"file": option.source.file} if option.source.file else {})}
+            item["source"] = citation_json(option.source)
         if option is not None:
             item["cues"] = list(option.cues)
             item["setting"] = dict(option.setting)
@@ -150,4 +148,5 @@ def rite_json(rite: Rite, timeline: Timeline | None = None) -> dict:
         "readings": [reading_json(r) for r in rite.readings],
         "settings": settings_json(settings) if timeline is not None else {},
         "cues": [cue_json(c, timeline, settings) for c in rite.cues],
+        "texts": [{"file": f, "edition": edition_of(f)} for f in rite.cited_files()],
     }

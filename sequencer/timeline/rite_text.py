@@ -28,7 +28,17 @@ def show_lines(rite: Rite, data: dict[str, Any], length_s: float) -> list[str]:
                  "trigger     pieces")
     for i, cue in enumerate(data["cues"], start=1):
         lines += _cue_rows(i, cue)
-    return lines + choices_lines(data["cues"])
+    return lines + choices_lines(data["cues"]) + texts_lines(data.get("texts", []))
+
+
+def texts_lines(texts: list[dict[str, Any]]) -> list[str]:
+    """The texts the rite cites, each with its edition (``yuezheng source CUE`` shows a passage
+    in its context)."""
+    if not texts:
+        return []
+    return ["", "texts cited (a quote's [經], [記], [注], [疏] or [modern note] is where its file "
+            "puts it, or as cited; `yuezheng source CUE` shows it in context):"] + [
+        f"    {t['file']}: {t['edition']}" for t in texts]
 
 
 def _cue_rows(number: int, cue: dict[str, Any]) -> list[str]:
@@ -52,7 +62,7 @@ def _cue_rows(number: int, cue: dict[str, Any]) -> list[str]:
             f"{pad(cue['kind'], KIND_WIDTH)} {start:>8} "
             f"{length + mark['duration_s']:>8}  {cue['trigger'] + mark['trigger']:<10}  "
             f"{pieces}",
-            f"    at 「{cue['at']}」 — {cue['source']['work']}: 「{cue['source']['quote']}」"]
+            f"    at 「{cue['at']}」 — {cited(cue['source'])}: 「{cue['source']['quote']}」"]
 
 
 def groups_line(groups: list[dict[str, Any]]) -> str:
@@ -71,7 +81,7 @@ def readings_lines(readings: list[dict[str, Any]]) -> list[str]:
     for reading in readings:
         values = ", ".join(c["value"] for c in reading["choices"])
         lines.append(f"reading {reading['name']} = {reading['value']} (choices: {values})")
-        lines += [f"    {choice['value']}: {choice['source']['work']}: "
+        lines += [f"    {choice['value']}: {cited(choice['source'])}: "
                   f"「{choice['source']['quote']}」"
                   for choice in reading["choices"] if "source" in choice]
     return lines
@@ -84,3 +94,12 @@ def choices_lines(cues: list[dict[str, Any]]) -> list[str]:
         return []
     return ["", "* the project's own choices (no source fixes them):"] + [
         f"    {cue_id} {choice['field']}: {choice['reason']}" for cue_id, choice in rows]
+
+
+def cited(source: dict[str, Any]) -> str:
+    """A citation's work and what the quote is: 「儀禮·大射 注」, 「儀禮·鄉射禮 經」; a layer the
+    file does not mark is the work's own word (「(as cited)」)."""
+    layers = " and ".join(source.get("layers", ()))
+    if not layers:
+        return source["work"]
+    return f"{source['work']} [{layers}{'' if source.get('layers_marked') else ', as cited'}]"

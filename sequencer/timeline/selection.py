@@ -9,10 +9,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from cues.builtin import DEFAULT_ENSEMBLE, ENSEMBLES, resolve_rite_name
+from cues.builtin import DEFAULT_ENSEMBLE, ENSEMBLES, builtin_names, resolve_rite_name
 from cues.errors import UserError
 from cues.model import TRIGGER_GO, PieceRef, Rite, Trigger
-from cues.repertoire import canonical_title, get_piece
+from cues.repertoire import all_pieces, canonical_title, get_piece
+from cues.sheet.checker import closest
 from cues.sheet.cue_pieces import default_by
 from cues.sheet.loader import builtin_rite, load_rite
 from cues.sheet.readings import parse_reading_args
@@ -72,6 +73,7 @@ def selected_rite(
     elif ensemble is not None:
         raise UserError(f"--ensemble applies to a piece; {name_or_path!r} is a rite")
     else:
+        _known_rite_or_sheet(name_or_path)
         rite = load_rite(name_or_path, tuple(variants), parse_reading_args(readings))
     if from_cue or until_cue:
         rite = select_cues(rite, from_cue, until_cue)
@@ -80,13 +82,14 @@ def selected_rite(
 
 def compiled_part(rite: Rite, settings: CompileSettings, selection: NoteSelection | None,
                   ) -> tuple[Timeline, Timeline, list[str]]:
-    """(the rite's whole timeline, the part ``selection`` keeps — the whole without one, and a
-    warning when it keeps no note)."""
+    """(the rite's whole timeline, the part ``selection`` keeps — the whole without one, and
+    the warnings: the rite's notices (a --reading that changes nothing), and that the selection
+    keeps no note)."""
     whole = compile_rite(rite, settings)
     part = select_notes(whole, selection)
     if selection is not None and not part.notes:
-        return whole, part, [f"{selection.describe()}: no note of {rite.id} is left"]
-    return whole, part, []
+        return whole, part, [*rite.notices, f"{selection.describe()}: no note of {rite.id} is left"]
+    return whole, part, list(rite.notices)
 
 
 def piece_or_rite(name: str, variants: Sequence[str] = (),
@@ -98,4 +101,19 @@ def piece_or_rite(name: str, variants: Sequence[str] = (),
         if variants or readings:
             raise UserError(f"--variant and --reading apply to rites only; {title!r} is a piece")
         return title, None
+    _known_rite_or_sheet(name)
     return None, load_rite(name, tuple(variants), parse_reading_args(readings))
+
+
+def _known_rite_or_sheet(name: str) -> None:
+    """UserError when ``name`` is no rite, no sheet and no piece: where a piece would do, the
+    message says so and suggests the nearest rite or piece (not "unknown rite")."""
+    path = Path(name)
+    if resolve_rite_name(name) is not None or path.suffix.lower() == ".toml" or path.exists():
+        return
+    names = [*builtin_names(), *(p.title for p in all_pieces())]
+    hint = closest(name, names) or closest(name.strip("《》"), names)
+    raise UserError(
+        f"unknown rite or piece {name!r}" + (f" (did you mean {hint!r}?)" if hint else "")
+        + "; expected a built-in rite (`yuezheng rites`), a piece (`yuezheng pieces`: its "
+        "title, simplified or pinyin) or the path of a .toml cue sheet")
