@@ -95,7 +95,9 @@ def test_a_main_killed_in_a_flood_is_taken_over_from(tmp_path: Path) -> None:
     assert len(takeover) == 1, states
     assert takeover[0]["confirmed"] == "no answer to probes" and takeover[0]["probes"] >= 1
     assert "takeover-under-flood" in [r["state"] for r in states]  # the alarm
-    bound = (DEFAULT_TAKEOVER_MS + DEFAULT_CONFIRM_MS) / 1000 + 0.5  # generous: a busy machine
-    on_time(takeover[0]["t"] - killed <= bound,
-            f"took over {takeover[0]['t'] - killed:.3f} s after the kill")
+    after = takeover[0]["t"] - killed
+    print(f"\ntook over {after:.3f} s after the kill, {takeover[0]['probes']} probes unanswered, "
+          f"{takeover[0]['refused']} refused packets")
+    bound = (DEFAULT_TAKEOVER_MS + DEFAULT_CONFIRM_MS) / 1000 + 1.0  # generous: two flooders
+    on_time(after <= bound, f"took over {after:.3f} s after the kill")  # busy the two cores
     assert (tmp_path / "b.out").read_text().strip()  # the backup sounds
