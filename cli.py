@@ -911,6 +911,7 @@ def _register_live(p: argparse.ArgumentParser) -> None:
     from sequencer.live.control.midi_in import DEFAULT_GO, DEFAULT_PANIC, DEFAULT_STOP
     from sequencer.live.go_safety import DEFAULT_GO_GUARD_S
     from sequencer.live.player.judging import DEFAULT_MARK_DELAY_S
+    from sequencer.live.screens.web.guard import MIN_TOKEN_CHARS
 
     _add_piece_target(p)
     p.add_argument("--output", required=True, metavar="SPEC",
@@ -952,7 +953,9 @@ def _register_live(p: argparse.ArgumentParser) -> None:
                    help="serve the performers' 節 display (/) and the operator remote "
                         "(/operator) on this port, loopback unless ADDR is given")
     p.add_argument("--web-token", metavar="TOKEN",
-                   help="the token the operator page needs to give commands (else view only)")
+                   help="the token the operator page needs to give commands, at least "
+                   f"{MIN_TOKEN_CHARS} characters (default: one of 128 bits is made and "
+                   "printed at the start)")
     p.add_argument("--web-token-file", metavar="FILE", help="read --web-token from FILE")
     p.add_argument("--speak", action="store_true",
                    help="announce standby and GO aloud with espeak-ng (backstage calls)")
@@ -1057,6 +1060,9 @@ def cmd_live(args: argparse.Namespace) -> int:
         resumed=(args.resume, from_cue) if args.resume and from_cue else None,
         mark_delay_ms=args.mark_delay_ms, midi_tuning=args.midi_tuning, hear=args.hear,
         hear_latency_ms=args.hear_latency_ms, follow=args.follow))
+    if options.screens.token_made:
+        _say(f"web operator token (made for this show, printed only here): "
+             f"{options.screens.token}")
     outcome = run_live(rite, settings, options, say=_say, out=_out)
     _lines(outcome.report)
     for problem in outcome.problems:

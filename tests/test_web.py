@@ -25,6 +25,7 @@ class FakeView:
 
     def __init__(self) -> None:
         self.commands: list[tuple[str, str]] = []
+        self.reports: list[dict] = []
         self.state = ShowState(rite="鄉射禮", cues=(), standby=None, standby_at="",
                                standby_trigger="", next_start=None, current=None, shooting=None,
                                held=False, panic_stage=0, done=False, message="", tally="")
@@ -38,6 +39,9 @@ class FakeView:
     def command(self, name: str, origin: str, reply=None) -> None:
         self.commands.append((name, origin))
         self.reply = reply
+
+    def report(self, record: dict) -> None:
+        self.reports.append(record)
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -124,8 +124,9 @@ def test_plain_words_and_keys_are_the_players_commands() -> None:
 def test_screen_options() -> None:
     assert not screen_options().wanted
     assert screen_options(plain=True).wanted
-    options = screen_options("0.0.0.0:8080", token="tok")
-    assert options.wanted and options.web == ("0.0.0.0", 8080) and options.token == "tok"
+    options = screen_options("0.0.0.0:8080", token="tok-0123456789")
+    assert options.wanted and options.web == ("0.0.0.0", 8080)
+    assert options.token == "tok-0123456789" and not options.token_made
     assert screen_options(None, token="tok").token is None  # a token without pages: none
 
 

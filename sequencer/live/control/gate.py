@@ -11,7 +11,8 @@ messages reported, rate-limited.
   the rest are dropped and reported.
 - Every requester of a coalesced command gets its reply (the state after the command that
   replaced theirs), at most ``REPLY_CLIENTS`` distinct addresses per command.
-- ``complain(text)``: a dropped message. At most one report a ``COMPLAINT_EVERY_S``, with the
+- ``complain(text, count)``: dropped messages (a flood's are counted by the caller and handed
+  over in one call). At most one report a ``COMPLAINT_EVERY_S``, with the
   count since the last: on the console's message line and in the show log as ``{"event":
   "ignored", "source", "count", "last", "t"}``.
 
@@ -152,14 +153,15 @@ class ControlGate:
             self._report(*report)
 
     # bad messages --------------------------------------------------------------------------
-    def complain(self, text: str) -> None:
-        """A message was dropped (``text``: why); reported at most once a second."""
+    def complain(self, text: str, count: int = 1) -> None:
+        """``count`` messages were dropped (``text``: why, the last); reported at most once a
+        second."""
         with self._lock:
-            self._count_bad(text)
+            self._count_bad(text, count)
 
-    def _count_bad(self, text: str) -> None:
-        self.dropped += 1
-        self._unreported += 1
+    def _count_bad(self, text: str, count: int = 1) -> None:
+        self.dropped += count
+        self._unreported += count
         self._last_bad = text
         self._lock.notify()
 

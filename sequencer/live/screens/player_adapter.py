@@ -50,6 +50,12 @@ class PlayerView:
         ``operator`` record with this origin) once it has taken it, and answers ``reply``."""
         self.player.put(WEB_COMMANDS[name], reply, origin)
 
+    def report(self, record: dict[str, Any]) -> None:
+        """The web server's refusals: in the show log and on the console's message line."""
+        self.player.log.write(record)
+        self.player.status.say(f"web: refused {record.get('count')} ({record.get('why')}) "
+                               f"from {record.get('peer')}")
+
     def publish(self) -> None:
         """Build the state (in the player's thread) and make it the one pages see."""
         self._state = state = show_state(self.player, time.perf_counter())
@@ -134,6 +140,7 @@ class ScreenOptions:
     token: str | None = None
     speaker: Speaker | None = None
     plain: bool = False
+    token_made: bool = False  # no token was given: ``token`` was made for this show
 
     @property
     def wanted(self) -> bool:
@@ -144,15 +151,21 @@ def screen_options(web: str | None = None, token: str | None = None,
                    token_file: str | None = None, speak: bool = False,
                    plain: bool = False) -> ScreenOptions:
     """``--web``, ``--web-token``/``--web-token-file``, ``--speak``, ``--plain`` checked
-    (``UserError``: a bad address, an unreadable token file, no espeak-ng)."""
+    (``UserError``: a bad address, an unreadable token file, a token too short to guard the
+    operator page, no espeak-ng). With the pages and no token, one is made (128 bits)."""
     address = None
+    made = False
     if web is not None:
+        from sequencer.live.screens.web.guard import checked_token
         from sequencer.live.screens.web.server import parse_web_address, read_web_token
 
         address = parse_web_address(web)
-        token = read_web_token(token, token_file)
+        given = read_web_token(token, token_file)
+        made = given is None
+        token = checked_token(given, f"--web-token-file {token_file}" if token_file
+                              else "--web-token")
     return ScreenOptions(address, token if address else None,
-                         Speaker() if speak else None, plain)
+                         Speaker() if speak else None, plain, made and address is not None)
 
 
 def start_screens(player: Player, options: ScreenOptions) -> tuple[PlayerView, str | None]:

@@ -123,3 +123,7 @@ class ShowView(Protocol):
         """Queue one of ``WEB_COMMANDS``, to be logged with ``origin`` (e.g. ``web:1.2.3.4``);
         ``reply`` receives the player's state after it, with ``message`` (what it did, or why it
         did nothing) and ``acted``."""
+
+    def report(self, record: dict[str, Any]) -> None:
+        """Write ``record`` (the web server's refusals: ``{"event": "web-refused", …}``) to
+        the show log and say it on the console's message line."""

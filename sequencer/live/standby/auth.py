@@ -69,7 +69,7 @@ def load_key(key_file: str | None, environ: dict[str, str] | None = None) -> byt
 
 def sign(key: bytes, bundle: bytes) -> bytes:
     """``bundle`` (an OSC bundle's bytes) with its HMAC element appended."""
-    digest = hmac.new(key, bundle, hashlib.sha256).digest()
+    digest = hmac.digest(key, bundle, "sha256")
     return bundle + struct.pack(">i", HMAC_ELEMENT_BYTES - 4) + _HMAC_HEAD + digest
 
 
@@ -81,7 +81,7 @@ def verified(key: bytes, packet: bytes) -> bytes | None:
     body, tail = packet[:-HMAC_ELEMENT_BYTES], packet[-HMAC_ELEMENT_BYTES:]
     if tail[:-DIGEST_BYTES] != struct.pack(">i", HMAC_ELEMENT_BYTES - 4) + _HMAC_HEAD:
         return None
-    digest = hmac.new(key, body, hashlib.sha256).digest()
+    digest = hmac.digest(key, body, "sha256")
     return body if hmac.compare_digest(digest, tail[-DIGEST_BYTES:]) else None
 
 

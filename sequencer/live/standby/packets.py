@@ -10,7 +10,10 @@ Every packet is one bundle::
 ``kind`` is ``action`` (the main mirrors an operator action: one nested bundle, T_n = T),
 ``heartbeat`` (every 100 ms, both ways; the main's carries its last ``RECENT`` actions, so a
 lost action packet is made good by the next heartbeat, and a backup started late catches up),
-or ``bye`` (the main ended the show on purpose: the backup must not take over). ``live`` is 1 on
+``bye`` (the main ended the show on purpose: the backup must not take over), ``probe`` (a
+backup that hears refused packets asks, over a second socket, whether its main lives: its
+``position`` says why) or ``answer`` (the main's reply to a probe, sent back to the probe's own
+address, carrying its recent actions as a heartbeat does). ``live`` is 1 on
 the machine that sounds; ``actions`` the number of actions so far; ``position`` a short text of
 where the show is (its last 節), for the other side's display. Time tags are NTP time: both
 machines' clocks are kept by NTP/PTP (docs/standby.md).
@@ -40,7 +43,7 @@ from sequencer.live.standby.auth import sign, verified
 
 PEER_ADDRESS = "/yuezheng/peer"
 ACT_ADDRESS = "/yuezheng/act"
-KINDS = ("action", "heartbeat", "bye")
+KINDS = ("action", "heartbeat", "bye", "probe", "answer")
 ROLES = ("main", "backup")
 RECENT = 16  # actions a main's heartbeat carries
 MAX_PACKET = 8192

@@ -7,6 +7,10 @@ commands), ``ok`` / ``denied`` (a command queued, or refused by the page's right
 it did nothing and why (the console's words).
 From a page: ``ping`` ``{"c": page_time}``, ``hello`` ``{"token": …}``, ``command``
 ``{"name": "go"}``.
+
+A message is checked before it is parsed (``guard``: its size and depth); a wrong token counts
+against the page's peer, and while the peer waits its ``hello`` is refused unchecked (the reply
+says how long: ``{"type": "hello", "control": false, "error": …}``).
 """
 
 from __future__ import annotations
@@ -18,6 +22,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from sequencer.live.screens.show_state import WEB_COMMANDS, ShowView
+from sequencer.live.screens.web.guard import (
+    MAX_DEPTH,
+    MAX_MESSAGE_BYTES,
+    Refusals,
+    TryLimiter,
+    json_depth_ok,
+)
 
 
 @dataclass
@@ -26,6 +37,7 @@ class Session:
 
     origin: str
     control: bool = False
+    peer: str = ""  # its IP address: wrong tokens are counted by it
 
 
 def token_matches(given: object, token: str | None) -> bool:
@@ -36,12 +48,20 @@ def token_matches(given: object, token: str | None) -> bool:
 
 
 def answer(raw: str | bytes, session: Session, view: ShowView, token: str | None,
-           on_result: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any] | None:
+           on_result: Callable[[dict[str, Any]], None] | None = None, *,
+           tries: TryLimiter | None = None, refusals: Refusals | None = None
+           ) -> dict[str, Any] | None:
     """The reply to one message from a page (None: no reply); a command's ``result`` goes to
-    ``on_result`` (any thread) once the player has done it."""
+    ``on_result`` (any thread) once the player has done it. ``tries`` and ``refusals``: the
+    server's count of wrong tokens and its report of refusals."""
+    if len(raw) > MAX_MESSAGE_BYTES or not json_depth_ok(raw):
+        if refusals is not None:
+            refusals.add(session.peer, "message too large or too deep")
+        return {"type": "error", "error": f"a message is at most {MAX_MESSAGE_BYTES} bytes "
+                                          f"and {MAX_DEPTH} levels deep"}
     try:
         message = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return {"type": "error", "error": "not JSON"}
     if not isinstance(message, dict):
         return {"type": "error", "error": "not a JSON object"}
@@ -49,8 +69,7 @@ def answer(raw: str | bytes, session: Session, view: ShowView, token: str | None
     if kind == "ping":
         return {"type": "pong", "c": message.get("c"), "s": view.show_clock()}
     if kind == "hello":
-        session.control = token_matches(message.get("token"), token)
-        return {"type": "hello", "control": session.control}
+        return _hello(message.get("token"), session, token, tries, refusals)
     if kind == "command":
         name = message.get("name")
         if not session.control:
@@ -66,6 +85,27 @@ def answer(raw: str | bytes, session: Session, view: ShowView, token: str | None
         view.command(name, session.origin, done)
         return {"type": "ok", "name": name}
     return {"type": "error", "error": f"unknown message type {kind!r}"}
+
+
+def _hello(given: object, session: Session, token: str | None, tries: TryLimiter | None,
+           refusals: Refusals | None) -> dict[str, Any]:
+    """A page's token: checked unless its peer must wait; a wrong one counted."""
+    wait = tries.wait_s(session.peer) if tries is not None else 0.0
+    if wait > 0:
+        session.control = False
+        if refusals is not None:
+            refusals.add(session.peer, "token tried during its wait")
+        return {"type": "hello", "control": False,
+                "error": f"too many wrong tokens from {session.peer}: wait {wait:.0f} s"}
+    session.control = token_matches(given, token)
+    if session.control and tries is not None:
+        tries.succeeded(session.peer)
+    elif given and not session.control:
+        if tries is not None:
+            tries.failed(session.peer)
+        if refusals is not None:
+            refusals.add(session.peer, "wrong token")
+    return {"type": "hello", "control": session.control}
 
 
 def state_text(view: ShowView) -> str | None:
