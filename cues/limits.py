@@ -1,5 +1,12 @@
 """Every limit on what yuezheng reads, in one table, and the bounded reading of an input file.
 
+Every file a user names is read through ``read_limited`` (bytes) or ``read_text_limited``
+(UTF-8 text): sheets, cited texts (a cue's ``source.file``), realizations, releases CSVs, MIDI
+and show logs for ``check``, ``--resume`` logs, ``--web-token-file`` and ``--peer-key-file``.
+Each is opened without blocking (a FIFO with no writer cannot hold it), checked to be a regular
+file on the open descriptor (a device such as ``/dev/zero``, a FIFO or a directory is refused
+before a byte is read) and read to at most its limit plus one byte.
+
 Each limit has its value, what it counts and why it is where it is; a file or a value past a
 limit is refused with a ``UserError`` (exit 2) naming the file and the limit, before any work
 that would grow with it.  README's "Limits" section states the same table (a test keeps the
@@ -81,6 +88,10 @@ AUDIO_SECONDS = Limit(86_400, "seconds", "an audio file for check", "as long as 
 AUDIO_RATE = Limit(768_000, "Hz", "the sample rate of an audio file for check",
                    "the fastest converters run at 768 kHz; the analysis window grows with "
                    "the rate")
+SOURCE_TEXT_BYTES = Limit(4 * MIB, "bytes", "a text a cue cites (source.file)",
+                          "the largest bundled source text is 150 KB")
+SECRET_BYTES = Limit(4 * KIB, "bytes", "a --web-token-file or --peer-key-file",
+                     "a token or a key is one line of at most a few hundred bytes")
 COMBINATIONS = Limit(256, "combinations", "variant and reading combinations validate compiles "
                     "one by one", "past it, each variant and each reading value alone and all "
                     "variants together; the built-in 燕禮 has 192")
@@ -108,20 +119,43 @@ def over_limit(limit: Limit, got: int) -> str:
 def read_limited(path: str | Path, limit: Limit, expected: str) -> bytes:
     """The bytes of regular file ``path``, refused (InputFileError) past ``limit``.
 
-    A directory, a device (``/dev/zero``) or a FIFO is refused before it is opened, so nothing
+    A directory, a device (``/dev/zero``) or a FIFO is refused before it is read — checked
+    before it is opened and again on the descriptor, opened without blocking — so nothing
     blocks or grows; ``expected`` names the file wanted ("a .toml cue sheet").
     """
     size = regular_file_size(path, expected)
     if size > limit.value:
         raise InputFileError(path, f"the file is {over_limit(limit, size)}")
     try:
-        with open(path, "rb") as fh:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise InputFileError(path, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped for something else since stat
+            raise InputFileError(path, "is not a regular file (a device, a FIFO or a socket): "
+                                 f"expected {expected}")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
             data = fh.read(limit.value + 1)
     except OSError as exc:
         raise InputFileError(path, f"cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
     if len(data) > limit.value:  # it grew since stat
         raise InputFileError(path, f"the file is {over_limit(limit, len(data))}")
     return data
+
+
+def read_text_limited(path: str | Path, limit: Limit, expected: str,
+                      encoding: str = "utf-8-sig") -> str:
+    """The text of regular file ``path`` (``read_limited``, then decoded; InputFileError when
+    it is not ``encoding`` text)."""
+    data = read_limited(path, limit, expected)
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise InputFileError(path, f"is not UTF-8 text (byte {exc.start}): expected "
+                             f"{expected}") from None
 
 
 def regular_file_size(path: str | Path, expected: str) -> int:

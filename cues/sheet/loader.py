@@ -67,6 +67,14 @@ def parse_sheet(
     The rite is returned with ``variants`` chosen (None: every cue of every variant, as the
     validator sees it) and then its ``readings`` in force (the defaults where none is given).
     """
+    rite = _parse_as_written(text, path, base)
+    if variants is not None:
+        rite = select_variants(rite, variants)
+    return select_readings(rite, readings)
+
+
+def _parse_as_written(text: str, path: str, base: Path | None) -> Rite:
+    """The sheet's rite with every cue of every variant and no reading applied."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -83,10 +91,7 @@ def parse_sheet(
     if checker.errors:
         raise SheetErrors(checker.problems())
     assert rite is not None
-    rite = replace(rite, warnings=tuple(str(w) for w in checker.warnings))
-    if variants is not None:
-        rite = select_variants(rite, variants)
-    return select_readings(rite, readings)
+    return replace(rite, warnings=tuple(str(w) for w in checker.warnings))
 
 
 def _rite(checker: SheetChecker, data: dict, base: Path | None) -> Rite | None:
@@ -196,6 +201,16 @@ def _cues(
 def load_sheet(path: str | Path, variants: Sequence[str] | None = (),
                readings: Mapping[str, str] | None = None) -> Rite:
     """Read and validate a cue sheet file (``variants``, ``readings``: as ``parse_sheet``)."""
+    rite = load_sheet_as_written(path)
+    if variants is not None:
+        rite = select_variants(rite, variants)
+    return select_readings(rite, readings)
+
+
+def load_sheet_as_written(path: str | Path) -> Rite:
+    """Read and validate a cue sheet file: its rite with every cue of every variant and no
+    reading applied (``select_variants`` and ``select_readings`` choose; ``load_sheet`` is
+    the two applied once, ``validate`` applies them to one reading per combination)."""
     p = Path(path)
     name = str(path)
     try:
@@ -208,7 +223,7 @@ def load_sheet(path: str | Path, variants: Sequence[str] | None = (),
         line = raw[: exc.start].count(b"\n") + 1
         raise SheetErrors([SheetError("not UTF-8 text: a cue sheet is a UTF-8 TOML file",
                                       file=name, line=line)]) from None
-    return parse_sheet(text, name, variants, base=p.parent, readings=readings)
+    return _parse_as_written(text, name, p.parent)
 
 
 def builtin_rite(rite_id: str, variants: Sequence[str] | None = (),
