@@ -722,6 +722,10 @@ def _register_check(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from cues.limits import regular_file_size
+
+    # a device, a FIFO or a folder is refused before the audio libraries are even loaded
+    regular_file_size(args.file, "a .mid, .wav, .flac or .jsonl file")
     from sequencer.check.made_with import CheckRequest, check_request
     from sequencer.check.report_text import report_lines
 
