@@ -93,8 +93,9 @@ SOURCE_TEXT_BYTES = Limit(4 * MIB, "bytes", "a text a cue cites (source.file)",
 SECRET_BYTES = Limit(4 * KIB, "bytes", "a --web-token-file or --peer-key-file",
                      "a token or a key is one line of at most a few hundred bytes")
 COMBINATIONS = Limit(256, "combinations", "variant and reading combinations validate compiles "
-                    "one by one", "past it, each variant and each reading value alone and all "
-                    "variants together; the built-in 燕禮 has 192")
+                    "one by one", "counted, never listed; past it, each variant and each reading "
+                    "value alone, all variants together and a seeded sample up to the limit; "
+                    "the built-in 燕禮 has 192")
 
 LIMITS: dict[str, Limit] = {
     name: value for name, value in globals().items() if isinstance(value, Limit)

@@ -294,7 +294,13 @@ def test_combinations_are_bounded() -> None:
     assert total == len(every) == 2 ** 5 * 3 * 2 <= COMBINATIONS.value
     many = replace(yan, variants=yan.variants * 4)  # 20 variants: 6,291,456 combinations
     some, total = combinations(many)
-    assert total == 2 ** 20 * 6 and len(some) == 1 + 20 + 1 + 5
+    assert total == 2 ** 20 * 6 and len(some) == COMBINATIONS.value
+    ids = tuple(v.id for v in many.variants)
+    assert some[:22] == [((), {}), *(((v,), {}) for v in ids), (ids, {})]
+    assert len({(v, tuple(sorted(r.items()))) for v, r in some}) == len(some)  # no repeats
+    assert combinations(many)[0] == some  # the same sample on every run
+    huge = replace(yan, variants=yan.variants * 10)  # 50: counted, never listed
+    assert combinations(huge)[1] == 2 ** 50 * 6
 
 
 @pytest.mark.parametrize(("channels", "rate", "frames", "message"), [

@@ -128,16 +128,54 @@ class _WriteBehind(io.BufferedWriter):
     def __init__(self, raw: io.FileIO) -> None:
         super().__init__(raw, buffer_size=1 << 20)
         self._unsent = 0
+        self.failure: OSError | None = None  # the first write error (a full disk): see write
 
     # the bytes types a render hands over, where io's stub says Buffer (not on 3.11's typing)
     def write(self, data: bytes | bytearray | memoryview) -> int:  # type: ignore[override]
-        n = super().write(data)
-        self._unsent += n
-        if self._unsent >= WRITE_BEHIND_BYTES:
-            self._unsent = 0
-            self.flush()
-            os.posix_fadvise(self.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+        """Write ``data``; a write error is kept and raised at ``flush`` and ``close``, the
+        rest taken and dropped (the file is discarded) — libsndfile calls this from C, where
+        an exception would be printed as a traceback and lost."""
+        if self.failure is not None:
+            return memoryview(data).nbytes
+        try:
+            n = super().write(data)
+            self._unsent += n
+            if self._unsent >= WRITE_BEHIND_BYTES:
+                self._unsent = 0
+                super().flush()
+                os.posix_fadvise(self.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+        except OSError as exc:
+            self.failure = exc
+            return memoryview(data).nbytes
         return n
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        if self.failure is not None:
+            return 0  # nothing more reaches the disk; the error is raised at close
+        try:
+            return super().seek(offset, whence)
+        except OSError as exc:  # the buffer could not be flushed
+            self.failure = exc
+            return 0
+
+    def flush(self) -> None:
+        if self.failure is not None:
+            raise self.failure
+        super().flush()
+
+    def close(self) -> None:
+        if self.raw.closed:
+            return
+        if self.failure is None:
+            try:
+                super().flush()
+            except OSError as exc:
+                self.failure = exc
+        if self.failure is not None:
+            failure, self.failure = self.failure, None
+            self.raw.close()  # what is still buffered cannot be written: dropped
+            raise failure
+        super().close()
 
 
 def open_write_behind(path: str | Path) -> io.BufferedWriter:
