@@ -88,6 +88,14 @@ AUDIO_SECONDS = Limit(86_400, "seconds", "an audio file for check", "as long as 
 AUDIO_RATE = Limit(768_000, "Hz", "the sample rate of an audio file for check",
                    "the fastest converters run at 768 kHz; the analysis window grows with "
                    "the rate")
+SHEET_KEY_TOKENS = Limit(300_000, "marks", "the '=', '[' and '.' marks of a sheet's text, "
+                        "counted before the TOML parser sees it",
+                        "an upper bound on its keys, tables and dotted key parts; the largest "
+                        "built-in has 985, and tomllib holds every prefix of every dotted key: "
+                        "at this limit validate takes under 400 MB and 15 s")
+KEY_PARTS = Limit(100, "parts", "one dotted TOML key or table name (a.b.c…)",
+                  "a sheet's keys have 1 to 3; the parser's work grows with the square of "
+                  "them (20,000 parts took 2.3 GB)")
 SOURCE_TEXT_BYTES = Limit(4 * MIB, "bytes", "a text a cue cites (source.file)",
                           "the largest bundled source text is 150 KB")
 SECRET_BYTES = Limit(4 * KIB, "bytes", "a --web-token-file or --peer-key-file",
@@ -173,6 +181,25 @@ def regular_file_size(path: str | Path, expected: str) -> int:
         raise InputFileError(path, "is not a regular file (a device, a FIFO or a socket): "
                              f"expected {expected}")
     return info.st_size
+
+
+_KEY_PART = r"""(?:[A-Za-z0-9_-]+|"[^"\\\n]*"|'[^'\n]*')"""
+_LONG_KEY = re.compile(rf"{_KEY_PART}(?:[ \t]*\.[ \t]*{_KEY_PART}){{{KEY_PARTS.value},}}")
+
+
+def toml_text_problem(text: str) -> tuple[str, int] | None:
+    """Why TOML ``text`` may not be given to the parser, and the line (None when it may): too
+    many keys, tables and dotted parts (``SHEET_KEY_TOKENS``, counted by their marks — dots in
+    strings too, an upper bound), or one key of too many parts (``KEY_PARTS``)."""
+    marks = text.count("=") + text.count("[") + text.count(".")
+    if marks > SHEET_KEY_TOKENS.value:
+        return f"the sheet has {over_limit(SHEET_KEY_TOKENS, marks)}", 1
+    long_key = _LONG_KEY.search(text)
+    if long_key is not None:
+        parts = long_key.group().count(".") + 1  # at least (a dot in a quoted part counts)
+        line = text.count("\n", 0, long_key.start()) + 1
+        return f"a key of {over_limit(KEY_PARTS, parts)}", line
+    return None
 
 
 _DIGITS = re.compile(rf"\d{{{INTEGER_DIGITS.value + 1},}}")

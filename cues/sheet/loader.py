@@ -34,7 +34,7 @@ from typing import Any
 from cues.builtin import BUILTIN_RITES, builtin_names, builtin_text, resolve_rite_name
 from cues.errors import SheetError, SheetErrors, UserError
 from cues.layouts import HANG_SIDES, standard_hang
-from cues.limits import SHEET_BYTES, InputFileError, read_limited
+from cues.limits import SHEET_BYTES, InputFileError, read_limited, toml_text_problem
 from cues.model import SETTING_KEYS, Cue, Position, Rite
 from cues.sheet.bounds import bounds_errors
 from cues.sheet.checker import SheetChecker, closest
@@ -75,6 +75,9 @@ def parse_sheet(
 
 def _parse_as_written(text: str, path: str, base: Path | None) -> Rite:
     """The sheet's rite with every cue of every variant and no reading applied."""
+    guard = toml_text_problem(text)  # before tomllib, whose work a hostile key can explode
+    if guard is not None:
+        raise SheetErrors([SheetError(guard[0], file=path, line=guard[1])])
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
