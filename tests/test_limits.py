@@ -498,3 +498,18 @@ def test_a_pathological_toml_key_is_refused_before_tomllib(
     run.assert_clean((2,))
     assert message in run.err and "sheet.toml:" in run.err
     assert run.rss_mb < 150, run.rss_mb
+
+
+def test_a_log_of_too_many_lines_is_refused_before_they_are_parsed(tmp_path: Path) -> None:
+    """16 MB of ``{}`` lines took `check` 36 s and 540 MB (issue 27): past LOG_LINES it is
+    refused at once, by check and by --resume."""
+    from cues.limits import LOG_LINES
+
+    log = tmp_path / "show.jsonl"
+    log.write_text("{}\n" * (LOG_LINES.value + 1), encoding="utf-8")
+    for argv in (["check", str(log)],
+                 ["live", "xiang-she", "--output", "memory:", "--plain", "--resume", str(log)]):
+        run = run_cli(*argv)
+        run.assert_clean((2,))
+        assert "1,000,001 lines, over the limit for a show log" in run.err
+        assert run.cpu_seconds < 10 and run.rss_mb < 200, (run.cpu_seconds, run.rss_mb)

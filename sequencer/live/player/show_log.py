@@ -61,7 +61,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from cues.errors import UserError
-from cues.limits import LOG_BYTES, json_line, read_text_limited
+from cues.limits import LOG_BYTES, json_line, lines_within, read_text_limited
 from sequencer.judge.tally import Decision, Tally
 from sequencer.live.protocol import CLOCK_KEY, CueEnded, CueLogEntry, MessagesLate
 
@@ -77,7 +77,8 @@ def resume_point(log_path: str | Path) -> tuple[str | None, str]:
     """(rite id, the last cue the log started) — for ``--resume LOG``."""
     rite_id: str | None = None
     last: str | None = None
-    text = read_text_limited(log_path, LOG_BYTES, "a show log (.jsonl)", "utf-8")
+    text = lines_within(log_path, read_text_limited(log_path, LOG_BYTES, "a show log (.jsonl)",
+                                                    "utf-8"))
     for number, line in enumerate(io.StringIO(text), 1):  # line by line: no list of them
         if not line.strip():
             continue
