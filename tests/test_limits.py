@@ -228,6 +228,11 @@ def test_a_million_keys_are_refused_quickly(tmp_path: Path) -> None:
     body = "[settings]\n" + "".join(f"k{i}=1\n" for i in range(400_000))
     run = run_cli("validate", _sheet(tmp_path, body))
     run.assert_clean((2,))
+    # refused by its marks, before the TOML parser (once: by its 200,000 values, after it)
+    assert "400,004 marks, over the limit" in run.err and run.cpu_seconds < 15
+    body = "[settings]\n" + "".join(f"k{i}=1\n" for i in range(250_000))  # within the marks
+    run = run_cli("validate", _sheet(tmp_path, body))
+    run.assert_clean((2,))
     assert "200,000 values" in run.err and run.cpu_seconds < 15
 
 
