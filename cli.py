@@ -106,14 +106,29 @@ def _print_json(obj: object) -> None:
 
 @contextmanager
 def _writing(path: str) -> Iterator[None]:
-    """A failure to write ``path`` becomes the user's error (a full disk, a missing folder)."""
+    """A failure to write ``path`` becomes the user's error (a full disk, a missing folder);
+    SIGTERM and SIGHUP end the work as Ctrl-C does, removing every temporary file
+    (``instruments.files.atomic``)."""
+    from instruments.files.atomic import interrupt_on_ending
+
     try:
-        yield
+        with interrupt_on_ending():
+            yield
     except OSError as exc:
         error = UserError(f"cannot write {path}: {exc.strerror or exc}")
         for note in getattr(exc, "__notes__", ()):  # what was left as it was
             error.add_note(note)
         raise error from None
+
+
+def _wrote(path: object, text: str) -> None:
+    """"wrote PATH: TEXT" — on standard error when the file went to standard output (``-o -``)."""
+    from instruments.files.targets import STDOUT
+
+    if str(path) == STDOUT:
+        _err(f"wrote standard output: {text}")
+    else:
+        _out(f"wrote {path}: {text}")
 
 
 # ── the commands, each declared where it runs ───────────────────────────────────────────────
@@ -443,7 +458,7 @@ def cmd_new(args: argparse.Namespace) -> int:
     target, text, rite = new_sheet(args.sheet, args.from_rite, force=args.force)
     with _writing(args.sheet):
         write_text_atomically(target, text)
-    _out(f"wrote {args.sheet}: {rite.title} from the built-in {rite.id}, {len(rite.cues)} cues; "
+    _wrote(args.sheet, f"{rite.title} from the built-in {rite.id}, {len(rite.cues)} cues; "
          f"edit it, then `yuezheng validate {args.sheet}`")
     return EXIT_OK
 
@@ -512,7 +527,7 @@ def cmd_midi(args: argparse.Namespace) -> int:
         write_midi(timeline, args.output, title=rite.title, midi_tuning=args.midi_tuning,
                    provenance=provenance.text())
     jie = sum(1 for m in timeline.markers if m.kind == "jie")
-    _out(f"wrote {args.output}: {rite.title}, {len(rite.cues)} cues, {len(timeline.notes)} notes, "
+    _wrote(args.output, f"{rite.title}, {len(rite.cues)} cues, {len(timeline.notes)} notes, "
          f"{jie} 節 markers, {_clock(rite_length_s(timeline))}")
     return EXIT_OK
 
@@ -548,7 +563,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         with _writing(args.output):
             fluid = render_fluidsynth(timeline, args.output, args.soundfont, rite.title,
                                       provenance=provenance)
-        _out(f"wrote {fluid.path}: {rite.title} through FluidSynth ({fluid.soundfont}), "
+        _wrote(fluid.path, f"{rite.title} through FluidSynth ({fluid.soundfont}), "
              f"{length}, {fluid.realtime_factor:.1f}× real time")
         return EXIT_OK
     terminal = sys.stderr.isatty()
@@ -565,7 +580,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     if terminal:
         _err("")
     stems = f", {len(report.stems)} stems in {args.stems}" if report.stems else ""
-    _out(f"wrote {report.path}: {rite.title}, {len(rite.cues)} cues, {report.notes} notes, "
+    _wrote(report.path, f"{rite.title}, {len(rite.cues)} cues, {report.notes} notes, "
          f"{length}, peak {report.peak:.3f}, {report.realtime_factor:.1f}× real time{stems}")
     return EXIT_OK
 
@@ -638,7 +653,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     with _writing(args.output):
         out = write_score(score, args.output)
     notes = len(score.parts[0].recurse().notes) if score.parts else 0
-    _out(f"wrote {out}: {what}, {notes} sung notes, {tuning.describe()}")
+    _wrote(out, f"{what}, {notes} sung notes, {tuning.describe()}")
     return EXIT_OK
 
 
@@ -690,7 +705,7 @@ def cmd_audition(args: argparse.Namespace) -> int:
     with _writing(args.output):
         report = write_audio(args.output, notes, how=Mastering(room=args.room),
                              tags=provenance.tags())
-    _out(f"wrote {report.path}: {notes[0].instrument}, {report.notes} notes, "
+    _wrote(report.path, f"{notes[0].instrument}, {report.notes} notes, "
          f"{report.duration_s:.2f} s, peak {report.peak:.3f}, "
          f"{report.realtime_factor:.1f}× real time")
     return EXIT_OK
@@ -735,6 +750,10 @@ def _register_check(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from cues.limits import regular_file_size
+
+    # a device, a FIFO or a folder is refused before the audio libraries are even loaded
+    regular_file_size(args.file, "a .mid, .wav, .flac or .jsonl file")
     from sequencer.check.made_with import CheckRequest, check_request
     from sequencer.check.report_text import report_lines
 
@@ -809,7 +828,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     with _writing(args.output):
         problems = plot_timeline(rite, timeline, args.output)
     _warn(problems)
-    _out(f"wrote {args.output}: {rite.title}, {len(timeline.spans)} cues, "
+    _wrote(args.output, f"{rite.title}, {len(timeline.spans)} cues, "
          f"{len(timeline.notes)} notes, {_clock(rite_length_s(timeline))}")
     return EXIT_OK
 
@@ -833,7 +852,7 @@ def cmd_layout(args: argparse.Namespace) -> int:
         problems = plot_layout(rite, args.output)
     _warn(problems)
     moves = sum(len(c.moves) for c in rite.cues)
-    _out(f"wrote {args.output}: {rite.title}, {rite.hang}, {len(rite.layout)} positions, "
+    _wrote(args.output, f"{rite.title}, {rite.hang}, {len(rite.layout)} positions, "
          f"{moves} moves")
     return EXIT_OK
 

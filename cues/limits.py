@@ -1,5 +1,12 @@
 """Every limit on what yuezheng reads, in one table, and the bounded reading of an input file.
 
+Every file a user names is read through ``read_limited`` (bytes) or ``read_text_limited``
+(UTF-8 text): sheets, cited texts (a cue's ``source.file``), realizations, releases CSVs, MIDI
+and show logs for ``check``, ``--resume`` logs, ``--web-token-file`` and ``--peer-key-file``.
+Each is opened without blocking (a FIFO with no writer cannot hold it), checked to be a regular
+file on the open descriptor (a device such as ``/dev/zero``, a FIFO or a directory is refused
+before a byte is read) and read to at most its limit plus one byte.
+
 Each limit has its value, what it counts and why it is where it is; a file or a value past a
 limit is refused with a ``UserError`` (exit 2) naming the file and the limit, before any work
 that would grow with it.  README's "Limits" section states the same table (a test keeps the
@@ -68,6 +75,9 @@ NUMBER_CHARS = Limit(50, "characters", "a number written as text (a setting, --t
                      "an exact fraction of 1e-99999999 would take hours to build")
 LOG_BYTES = Limit(64 * MIB, "bytes", "a show log for check",
                   "a 24-hour show logs about 10 MB")
+LOG_LINES = Limit(1_000_000, "lines", "a show log for check or --resume",
+                  "a 24-hour show logs about 100,000; each line costs microseconds and a "
+                  "record's memory (16 MB of '{}' lines took 36 s and 540 MB)")
 JSON_DEPTH = Limit(100, "levels", "nesting of one show-log line",
                    "a log record is one flat object; Python's parser recurses per level")
 INTEGER_DIGITS = Limit(100, "digits", "an integer in a show-log line",
@@ -81,9 +91,22 @@ AUDIO_SECONDS = Limit(86_400, "seconds", "an audio file for check", "as long as 
 AUDIO_RATE = Limit(768_000, "Hz", "the sample rate of an audio file for check",
                    "the fastest converters run at 768 kHz; the analysis window grows with "
                    "the rate")
+SHEET_KEY_TOKENS = Limit(300_000, "marks", "the '=', '[' and '.' marks of a sheet's text, "
+                        "counted before the TOML parser sees it",
+                        "an upper bound on its keys, tables and dotted key parts; the largest "
+                        "built-in has 985, and tomllib holds every prefix of every dotted key: "
+                        "at this limit validate takes under 400 MB and 15 s")
+KEY_PARTS = Limit(100, "parts", "one dotted TOML key or table name (a.b.c…)",
+                  "a sheet's keys have 1 to 3; the parser's work grows with the square of "
+                  "them (20,000 parts took 2.3 GB)")
+SOURCE_TEXT_BYTES = Limit(4 * MIB, "bytes", "a text a cue cites (source.file)",
+                          "the largest bundled source text is 150 KB")
+SECRET_BYTES = Limit(4 * KIB, "bytes", "a --web-token-file or --peer-key-file",
+                     "a token or a key is one line of at most a few hundred bytes")
 COMBINATIONS = Limit(256, "combinations", "variant and reading combinations validate compiles "
-                    "one by one", "past it, each variant and each reading value alone and all "
-                    "variants together; the built-in 燕禮 has 192")
+                    "one by one", "counted, never listed; past it, each variant and each reading "
+                    "value alone, all variants together and a seeded sample up to the limit; "
+                    "the built-in 燕禮 has 192")
 
 LIMITS: dict[str, Limit] = {
     name: value for name, value in globals().items() if isinstance(value, Limit)
@@ -108,20 +131,43 @@ def over_limit(limit: Limit, got: int) -> str:
 def read_limited(path: str | Path, limit: Limit, expected: str) -> bytes:
     """The bytes of regular file ``path``, refused (InputFileError) past ``limit``.
 
-    A directory, a device (``/dev/zero``) or a FIFO is refused before it is opened, so nothing
+    A directory, a device (``/dev/zero``) or a FIFO is refused before it is read — checked
+    before it is opened and again on the descriptor, opened without blocking — so nothing
     blocks or grows; ``expected`` names the file wanted ("a .toml cue sheet").
     """
     size = regular_file_size(path, expected)
     if size > limit.value:
         raise InputFileError(path, f"the file is {over_limit(limit, size)}")
     try:
-        with open(path, "rb") as fh:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise InputFileError(path, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped for something else since stat
+            raise InputFileError(path, "is not a regular file (a device, a FIFO or a socket): "
+                                 f"expected {expected}")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
             data = fh.read(limit.value + 1)
     except OSError as exc:
         raise InputFileError(path, f"cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
     if len(data) > limit.value:  # it grew since stat
         raise InputFileError(path, f"the file is {over_limit(limit, len(data))}")
     return data
+
+
+def read_text_limited(path: str | Path, limit: Limit, expected: str,
+                      encoding: str = "utf-8-sig") -> str:
+    """The text of regular file ``path`` (``read_limited``, then decoded; InputFileError when
+    it is not ``encoding`` text)."""
+    data = read_limited(path, limit, expected)
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise InputFileError(path, f"is not UTF-8 text (byte {exc.start}): expected "
+                             f"{expected}") from None
 
 
 def regular_file_size(path: str | Path, expected: str) -> int:
@@ -140,19 +186,47 @@ def regular_file_size(path: str | Path, expected: str) -> int:
     return info.st_size
 
 
+_KEY_PART = r"""(?:[A-Za-z0-9_-]+|"[^"\\\n]*"|'[^'\n]*')"""
+_LONG_KEY = re.compile(rf"{_KEY_PART}(?:[ \t]*\.[ \t]*{_KEY_PART}){{{KEY_PARTS.value},}}")
+
+
+def toml_text_problem(text: str) -> tuple[str, int] | None:
+    """Why TOML ``text`` may not be given to the parser, and the line (None when it may): too
+    many keys, tables and dotted parts (``SHEET_KEY_TOKENS``, counted by their marks — dots in
+    strings too, an upper bound), or one key of too many parts (``KEY_PARTS``)."""
+    marks = text.count("=") + text.count("[") + text.count(".")
+    if marks > SHEET_KEY_TOKENS.value:
+        return f"the sheet has {over_limit(SHEET_KEY_TOKENS, marks)}", 1
+    long_key = _LONG_KEY.search(text)
+    if long_key is not None:
+        parts = long_key.group().count(".") + 1  # at least (a dot in a quoted part counts)
+        line = text.count("\n", 0, long_key.start()) + 1
+        return f"a key of {over_limit(KEY_PARTS, parts)}", line
+    return None
+
+
 _DIGITS = re.compile(rf"\d{{{INTEGER_DIGITS.value + 1},}}")
+
+
+def lines_within(path: str | Path, text: str, limit: Limit = LOG_LINES) -> str:
+    """``text`` (of file ``path``), refused (InputFileError) past ``limit`` lines."""
+    lines = text.count("\n") + (not text.endswith("\n"))
+    if lines > limit.value:
+        raise InputFileError(path, f"the file has {over_limit(limit, lines)}")
+    return text
 
 
 def json_line(line: str, where: str) -> object:
     """One line of JSON, parsed within ``JSON_DEPTH`` and ``INTEGER_DIGITS`` (UserError naming
     ``where`` and the limit otherwise, or when it is not JSON)."""
     depth = deepest = 0
-    for ch in line:  # an upper bound: brackets inside strings count too, harmlessly
-        if ch in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif ch in "]}":
-            depth -= 1
+    if line.count("[") + line.count("{") > JSON_DEPTH.value:  # else it cannot be too deep
+        for ch in line:  # an upper bound: brackets inside strings count too, harmlessly
+            if ch in "[{":
+                depth += 1
+                deepest = max(deepest, depth)
+            elif ch in "]}":
+                depth -= 1
     if deepest > JSON_DEPTH.value:
         raise UserError(f"{where}: {over_limit(JSON_DEPTH, deepest)}")
     digits = _DIGITS.search(line)

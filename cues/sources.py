@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from cues.editions import current_name
+from cues.limits import SOURCE_TEXT_BYTES, InputFileError, read_text_limited
 
 SOURCES_PACKAGE = "cues"
 SOURCES_DIR = "data/sources"
@@ -94,7 +95,7 @@ def own_text_path(file: str) -> Path | None:
 
 @cache
 def _normalized_own_text(path: Path, mtime_ns: int, size: int) -> str:
-    return normalize(path.read_text(encoding="utf-8-sig"))
+    return normalize(read_text_limited(path, SOURCE_TEXT_BYTES, "a UTF-8 text file"))
 
 
 def _normalized_text(file: str) -> str:
@@ -126,6 +127,8 @@ def citation_problem(file: str) -> str | None:
         return f"{path} is not UTF-8 text"
     except OSError as exc:
         return f"cannot read {path}: {exc.strerror or exc}"
+    except InputFileError as exc:  # not a regular file, past its limit, not UTF-8
+        return str(exc)
     return None
 
 
@@ -135,7 +138,7 @@ def quote_found(quote: str, relpath: str) -> bool:
     needle = normalize(quote)
     try:
         return bool(needle) and needle in _normalized_text(relpath)
-    except (OSError, UnicodeError):
+    except (OSError, UnicodeError, InputFileError):
         return False
 
 

@@ -72,7 +72,7 @@ def test_two_writers_of_one_path_never_mix(tmp_path: Path) -> None:
     assert _temps(tmp_path) == []
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_during_render_leaves_the_old_file(tmp_path: Path, signum: int) -> None:
     target = _old_file(tmp_path / "rite.wav")
     proc = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), "render", "yan", "-o",
@@ -123,6 +123,28 @@ def test_a_full_disk_during_render_leaves_the_old_file(tmp_path: Path, monkeypat
     assert "she.wav not written; the old file is untouched" in err
     assert target.read_bytes() == OLD
     assert _temps(tmp_path) == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounts a small tmpfs (root)")
+@pytest.mark.parametrize("name", ["she.flac", "she.wav"])
+def test_a_really_full_disk_is_a_message_not_a_traceback(tmp_path: Path, name: str) -> None:
+    """On a 300 KB tmpfs: libsndfile's FLAC writer meets ENOSPC in a callback from C, where an
+    exception used to be printed as a traceback (issue 27); now one message, exit 2."""
+    from tests.bounded_run import run_cli
+
+    disk = tmp_path / "full"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(disk)], check=True)
+    try:
+        target = disk / name
+        target.write_bytes(b"old take")
+        run = run_cli("audition", "bianzhong", "-o", str(target))  # 1 MB of FLAC
+        run.assert_clean((2,))
+        assert "No space left on device" in run.err and "Exception ignored" not in run.err
+        assert f"{name} not written; the old file is untouched" in run.err
+        assert target.read_bytes() == b"old take" and _temps(disk) == []
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
 
 
 def test_a_temp_file_that_cannot_be_made_leaves_the_old_file(tmp_path: Path, capsys) -> None:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
+import stat
 import struct
 import zipfile
 from pathlib import Path
@@ -25,7 +27,7 @@ from mido.midifiles.midifiles import encode_variable_int
 from cues.builtin import BUILTIN_RITES, builtin_text
 from cues.sheet.cue_table import CUE_KEYS
 from cues.sheet.loader import SETTING_KEYS
-from tests.bounded_run import run_cli
+from tests.bounded_run import run_cli, run_cli_each
 from tests.fuzzing import BATCH, OUTCOMES, fuzz, report_outcomes  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.fuzz
@@ -271,3 +273,104 @@ def test_judge_csv(tmp_path_factory, text: str) -> None:
     run = run_cli("judge", "xiang-she", "--releases", str(path))
     run.assert_clean()
     OUTCOMES[f"judge CSV exit {run.code}"] += 1
+
+
+# ── files named that are no regular files; combination bombs (issue 27) ───────────────────────
+
+NOT_FILES = ["dev-zero", "fifo", "fifo-link", "directory", "char-node"]
+SOURCE_SHEET = ('[rite]\nid = "x"\ntitle = "t"\n[[cue]]\nid = "c"\nkind = "笙"\nat = "a"\n'
+                'trigger = "go"\npieces = ["南陔"]\nsource = {{ work = "w", file = "{file}", '
+                'quote = "q" }}\n')
+LIVE = ("live", "xiang-she", "--output", "memory:", "--auto", "--plain")
+
+
+def _not_a_file(tmp: Path, kind: str, name: str) -> str:
+    """A path named ``name`` in ``tmp`` that is ``kind`` (/dev/zero through a symlink, a FIFO
+    no one writes, a symlink to one, a directory, a character device node like /dev/zero)."""
+    path = tmp / name
+    if kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "fifo-link":
+        os.mkfifo(tmp / f"real-{name}")
+        path.symlink_to(tmp / f"real-{name}")
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 5))  # /dev/zero's numbers
+    return str(path)
+
+
+@pytest.mark.parametrize("kind", NOT_FILES)
+def test_every_named_input_refuses_what_is_no_regular_file(tmp_path: Path, kind: str) -> None:
+    """Each file the user names — a sheet, a cue's source.file, a realization, a file for
+    check, a releases CSV, a log to resume, a token file, a key file — refused with exit 2 at
+    once, reading nothing, each within 100 MB (before: /dev/zero read to gigabytes, a FIFO
+    blocked forever)."""
+    def named(name: str) -> str:
+        return _not_a_file(tmp_path, kind, name)
+
+    source = tmp_path / "cites.toml"
+    source.write_text(SOURCE_SHEET.format(file=named("text.txt")), encoding="utf-8")
+    realized = tmp_path / "realized.toml"
+    realized.write_text(REALIZED_SHEET.format(name=Path(named("r.mid")).name), encoding="utf-8")
+    argvs = [
+        ["validate", named("sheet.toml")],
+        ["validate", str(source)],
+        ["validate", str(realized)],
+        ["check", named("take.mid")],
+        ["check", named("show.jsonl")],
+        ["judge", "xiang-she", "--releases", named("r.csv")],
+        [*LIVE, "--resume", named("resume.jsonl")],
+        [*LIVE, "--web", "0", "--web-token-file", named("token")],
+        [*LIVE, "--role", "main", "--peer", "osc.udp://127.0.0.1:9", "--listen", "0",
+         "--peer-key-file", named("key")],
+    ]
+    if kind in ("dev-zero", "fifo"):  # each in a child of its own, measured alone
+        for argv in argvs:
+            run = run_cli(*argv, cwd=tmp_path, timeout=30)
+            run.assert_clean((2,))
+            assert run.rss_mb < 100 and run.cpu_seconds < 5, (argv, run.rss_mb, run.cpu_seconds)
+        OUTCOMES[f"{kind} as a named input: refused (exit 2)"] += len(argvs)
+        return
+    run, codes = run_cli_each(argvs, cwd=tmp_path, timeout=120)
+    run.assert_clean((0,))
+    assert codes == [2] * len(argvs), run.err[-3000:]
+    OUTCOMES[f"{kind} as a named input: refused (exit 2)"] += len(codes)
+
+
+def test_a_log_fifo_no_one_reads_does_not_block_the_show(tmp_path: Path) -> None:
+    fifo = tmp_path / "show.jsonl"
+    os.mkfifo(fifo)
+    run = run_cli(*LIVE, "--from", "she-jie", "--until", "she-jie", "--jie-seconds", "0.1",
+                  "--log", str(fifo), timeout=60)
+    run.assert_clean((2,))
+    assert "a FIFO that no one is reading" in run.err
+    OUTCOMES["--log FIFO without a reader: refused (exit 2)"] += 1
+
+
+def _bomb(variants: int, readings: int) -> str:
+    """A sheet of ``variants`` [[variant]]s and ``readings`` two-value readings (2 KB to 8 KB)."""
+    text = '[rite]\nid = "x"\ntitle = "t"\n'
+    for i in range(variants):
+        text += f'[[variant]]\nid = "v{i}"\ntitle = "t"\nsource = {{ work = "w", quote = "q" }}\n'
+    for i in range(readings):
+        text += f'[[reading]]\nname = "r{i}"\nvalue = "a"\nnote = "n"\n'
+        for v in "ab":
+            text += (f'[[reading.choice]]\nvalue = "{v}"\nsource = {{ work = "w", quote = "q" }}'
+                     f'\ncues = {{ c = {{ at = "{v}{i}" }} }}\n')
+    return text + ('[[cue]]\nid = "c"\nkind = "笙"\nat = "a"\ntrigger = "go"\npieces = ["南陔"]\n'
+                   'source = { work = "w", quote = "q" }\n')
+
+
+@pytest.mark.parametrize(("variants", "readings"), [(50, 0), (0, 30), (25, 15)])
+def test_a_combination_bomb_validates_in_bounded_work(
+        tmp_path: Path, variants: int, readings: int) -> None:
+    """2^50 combinations are counted, not built (before: 19.7 GB in 60 s)."""
+    sheet = tmp_path / "bomb.toml"
+    sheet.write_text(_bomb(variants, readings), encoding="utf-8")
+    run = run_cli("validate", str(sheet))
+    run.assert_clean((0,))
+    assert run.rss_mb < 200 and run.cpu_seconds < 10, (run.rss_mb, run.cpu_seconds)
+    OUTCOMES[f"{variants} variants × {readings} readings: validated"] += 1

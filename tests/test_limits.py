@@ -228,6 +228,11 @@ def test_a_million_keys_are_refused_quickly(tmp_path: Path) -> None:
     body = "[settings]\n" + "".join(f"k{i}=1\n" for i in range(400_000))
     run = run_cli("validate", _sheet(tmp_path, body))
     run.assert_clean((2,))
+    # refused by its marks, before the TOML parser (once: by its 200,000 values, after it)
+    assert "400,004 marks, over the limit" in run.err and run.cpu_seconds < 15
+    body = "[settings]\n" + "".join(f"k{i}=1\n" for i in range(250_000))  # within the marks
+    run = run_cli("validate", _sheet(tmp_path, body))
+    run.assert_clean((2,))
     assert "200,000 values" in run.err and run.cpu_seconds < 15
 
 
@@ -294,7 +299,12 @@ def test_combinations_are_bounded() -> None:
     assert total == len(every) == 2 ** 5 * 3 * 2 <= COMBINATIONS.value
     many = replace(yan, variants=yan.variants * 4)  # 20 variants: 6,291,456 combinations
     some, total = combinations(many)
-    assert total == 2 ** 20 * 6 and len(some) == 1 + 20 + 1 + 5
+    assert total == 2 ** 20 * 6 and len(some) == COMBINATIONS.value
+    ids = tuple(v.id for v in many.variants)
+    assert some[:22] == [((), {}), *(((v,), {}) for v in ids), (ids, {})]
+    assert combinations(many)[0] == some  # the same sample on every run
+    huge = replace(yan, variants=yan.variants * 10)  # 50: counted, never listed
+    assert combinations(huge)[1] == 2 ** 50 * 6
 
 
 @pytest.mark.parametrize(("channels", "rate", "frames", "message"), [
@@ -447,7 +457,7 @@ def test_fluidsynth_to_a_directory_is_exit_2(tmp_path: Path) -> None:
     run = run_cli("render", "xiang-she", "--from", "she-jie", "--until", "she-jie",
                   "--engine", "fluidsynth", "-o", str(tmp_path))
     run.assert_clean((2,))
-    assert f"{tmp_path}: expected a .wav or .flac file" in run.err
+    assert f"{tmp_path}: audio is written as .wav or .flac" in run.err
 
 
 def test_a_junk_soundfont_is_exit_2(tmp_path: Path) -> None:
@@ -478,3 +488,33 @@ def test_a_cue_name_with_a_newline_stays_on_its_line(tmp_path: Path) -> None:
     run.assert_clean((0, 4))
     assert "she\\njie: FORGED" in run.out
     assert not any(line.startswith("jie: FORGED") for line in run.out.splitlines())
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    (".".join(["a"] * 20_000) + " = 1\n", "a key of 20,000 parts, over the limit for one dotted"),
+    ("[" + ".".join(["b"] * 20_000) + "]\n", "a key of 20,000 parts, over the limit for one dotted"),
+    ("x = 1\n" * 60_000 + "y = [" + "0.5, " * 250_000 + "]\n", "marks, over the limit for the"),
+], ids=["dotted-key", "dotted-table", "marks"])
+def test_a_pathological_toml_key_is_refused_before_tomllib(
+        tmp_path: Path, text: str, message: str) -> None:
+    """A 40 KB sheet with a 20,000-part dotted key took 2.3 GB inside Python's tomllib, before
+    any limit was checked (issue 27): now it is refused before the parser sees it."""
+    run = run_cli("validate", _sheet(tmp_path, text))
+    run.assert_clean((2,))
+    assert message in run.err and "sheet.toml:" in run.err
+    assert run.rss_mb < 150, run.rss_mb
+
+
+def test_a_log_of_too_many_lines_is_refused_before_they_are_parsed(tmp_path: Path) -> None:
+    """16 MB of ``{}`` lines took `check` 36 s and 540 MB (issue 27): past LOG_LINES it is
+    refused at once, by check and by --resume."""
+    from cues.limits import LOG_LINES
+
+    log = tmp_path / "show.jsonl"
+    log.write_text("{}\n" * (LOG_LINES.value + 1), encoding="utf-8")
+    for argv in (["check", str(log)],
+                 ["live", "xiang-she", "--output", "memory:", "--plain", "--resume", str(log)]):
+        run = run_cli(*argv)
+        run.assert_clean((2,))
+        assert "1,000,001 lines, over the limit for a show log" in run.err
+        assert run.cpu_seconds < 10 and run.rss_mb < 200, (run.cpu_seconds, run.rss_mb)

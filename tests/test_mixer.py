@@ -135,7 +135,7 @@ def test_render_is_lazy_and_places_notes_only_where_they_sound() -> None:
 
 
 def test_bad_input_is_a_user_error(tmp_path: Path) -> None:
-    with pytest.raises(UserError, match="unsupported audio file type"):
+    with pytest.raises(UserError, match="audio is written as .wav or .flac, not .mp3"):
         audio_files.write_audio(tmp_path / "x.mp3", [_note(0.0)])
     with pytest.raises(UserError, match="no notes"):
         audio_files.write_audio(tmp_path / "x.wav", [])

@@ -91,8 +91,19 @@ def test_record_is_whole_or_not_at_all(tmp_path: Path, monkeypatch: pytest.Monke
     assert os.listdir(tmp_path) == ["show.jsonl"]
 
 
-def test_unwritable_path_is_a_port_error(tmp_path: Path) -> None:
-    port = open_output(f"memory:{tmp_path / 'no' / 'such' / 'dir.jsonl'}").open()
+def test_unwritable_path_is_refused_when_the_port_opens(tmp_path: Path) -> None:
+    """Before a show starts, not silently at its end (issue 27)."""
+    with pytest.raises(PortError, match="cannot write there"):
+        open_output(f"memory:{tmp_path / 'no' / 'such' / 'dir.jsonl'}").open()
+    with pytest.raises(PortError, match="it is a directory"):
+        open_output(f"memory:{tmp_path}").open()
+
+
+def test_a_path_that_goes_away_is_a_port_error_at_close(tmp_path: Path) -> None:
+    folder = tmp_path / "gone"
+    folder.mkdir()
+    port = open_output(f"memory:{folder / 'record.jsonl'}").open()
+    folder.rmdir()
     with pytest.raises(PortError, match="cannot write"):
         port.close()
 

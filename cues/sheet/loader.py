@@ -34,7 +34,7 @@ from typing import Any
 from cues.builtin import BUILTIN_RITES, builtin_names, builtin_text, resolve_rite_name
 from cues.errors import SheetError, SheetErrors, UserError
 from cues.layouts import HANG_SIDES, standard_hang
-from cues.limits import SHEET_BYTES, InputFileError, read_limited
+from cues.limits import SHEET_BYTES, InputFileError, read_limited, toml_text_problem
 from cues.model import SETTING_KEYS, Cue, Position, Rite
 from cues.sheet.bounds import bounds_errors
 from cues.sheet.checker import SheetChecker, closest
@@ -72,6 +72,24 @@ def parse_sheet(
     The rite is returned with ``variants`` chosen (None: every cue of every variant, as the
     validator sees it) and then its ``readings`` in force (the defaults where none is given).
     """
+    return _chosen(_parse_as_written(text, path, base), variants, readings)
+
+
+def _chosen(whole: Rite, variants: Sequence[str] | None,
+            readings: Mapping[str, str] | None) -> Rite:
+    """``whole`` with ``variants`` chosen (None: all) and ``readings`` in force, and a notice
+    for each reading that changes nothing under those variants."""
+    rite = whole if variants is None else select_variants(whole, variants)
+    rite = select_readings(rite, readings)
+    notices = reading_notices(whole, rite, readings or {})
+    return replace(rite, notices=notices) if notices else rite
+
+
+def _parse_as_written(text: str, path: str, base: Path | None) -> Rite:
+    """The sheet's rite with every cue of every variant and no reading applied."""
+    guard = toml_text_problem(text)  # before tomllib, whose work a hostile key can explode
+    if guard is not None:
+        raise SheetErrors([SheetError(guard[0], file=path, line=guard[1])])
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -88,12 +106,7 @@ def parse_sheet(
     if checker.errors:
         raise SheetErrors(checker.problems())
     assert rite is not None
-    whole = rite = replace(rite, warnings=tuple(str(w) for w in checker.warnings))
-    if variants is not None:
-        rite = select_variants(rite, variants)
-    rite = select_readings(rite, readings)
-    notices = reading_notices(whole, rite, readings or {})
-    return replace(rite, notices=notices) if notices else rite
+    return replace(rite, warnings=tuple(str(w) for w in checker.warnings))
 
 
 def _rite(checker: SheetChecker, data: dict, base: Path | None) -> Rite | None:
@@ -207,6 +220,13 @@ def _cues(
 def load_sheet(path: str | Path, variants: Sequence[str] | None = (),
                readings: Mapping[str, str] | None = None) -> Rite:
     """Read and validate a cue sheet file (``variants``, ``readings``: as ``parse_sheet``)."""
+    return _chosen(load_sheet_as_written(path), variants, readings)
+
+
+def load_sheet_as_written(path: str | Path) -> Rite:
+    """Read and validate a cue sheet file: its rite with every cue of every variant and no
+    reading applied (``select_variants`` and ``select_readings`` choose; ``load_sheet`` is
+    the two applied once, ``validate`` applies them to one reading per combination)."""
     p = Path(path)
     name = str(path)
     try:
@@ -219,7 +239,7 @@ def load_sheet(path: str | Path, variants: Sequence[str] | None = (),
         line = raw[: exc.start].count(b"\n") + 1
         raise SheetErrors([SheetError("not UTF-8 text: a cue sheet is a UTF-8 TOML file",
                                       file=name, line=line)]) from None
-    return parse_sheet(text, name, variants, base=p.parent, readings=readings)
+    return _parse_as_written(text, name, p.parent)
 
 
 def builtin_rite(rite_id: str, variants: Sequence[str] | None = (),

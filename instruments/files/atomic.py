@@ -7,8 +7,14 @@ or interrupted run removes its temporary files and leaves any old file as it was
 carries a note saying so (``"OUT not written; the old file is untouched"``), which ``cli``
 prints.  While files are being written, SIGTERM raises ``Interrupted`` as Ctrl-C raises
 KeyboardInterrupt, so that a killed run cleans up too (in the main thread only: signal handlers
-live there).  The renames of one group (a mix and its stems) are done with SIGINT and SIGTERM
-blocked, so that an interruption cannot leave half a group renamed.
+live there); SIGHUP (the terminal closed) does the same.  The renames of one group (a mix and its
+stems) are done with those signals blocked, so that an interruption cannot leave half a group
+renamed.
+
+What is at the target decides how it is written (``instruments.files.targets``): a symlink is
+followed and its target replaced in its own folder; ``-`` (standard output), a FIFO or a
+character device is never replaced — the whole file is made in a temporary file (in the
+system's temporary folder) and then written through; a directory, a disk or a socket is refused.
 
 A long file is opened with ``open_write_behind``: its written pages are handed to the disk as
 it grows (every ``WRITE_BEHIND_BYTES``), not all at its close and sync — on ext4 a 600 MB
@@ -27,7 +33,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+from instruments.files.targets import OutputTarget, open_stream, output_target, write_through
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_ENDING = (signal.SIGTERM, signal.SIGHUP)  # raise Interrupted while files are being written
 WRITE_BEHIND_BYTES = 32 << 20
 
 
@@ -45,20 +54,31 @@ class AtomicFiles:
     def __init__(self, fsync: bool = True) -> None:
         self.fsync = fsync
         self._staged: dict[Path, Path] = {}  # target → its temporary file
+        self._streams: dict[Path, tuple[Path, int, OutputTarget]] = {}  # (temp, descriptor, …)
 
     def temp_for(self, target: str | Path) -> Path:
-        """A new empty temporary file beside ``target`` (a symlink's target is written)."""
-        final = Path(os.path.realpath(target))
-        if final in self._staged:
+        """A new empty temporary file to write ``target``'s content to: beside the file (a
+        symlink's target is written), or for a stream (``-``, a FIFO, a character device) in
+        the system's temporary folder, the stream opened now (a FIFO without a reader, a
+        terminal, a directory: UserError before anything is made)."""
+        where = output_target(target)
+        final = where.final
+        if final in self._staged or final in self._streams:
             raise ValueError(f"{target} is staged twice")
+        stream_fd = open_stream(where) if where.stream else None
         try:
-            fd, name = tempfile.mkstemp(dir=final.parent, prefix=f".{final.stem}.",
-                                        suffix=f".tmp{final.suffix}")
+            fd, name = tempfile.mkstemp(dir=None if where.stream else final.parent,
+                                        prefix=f".{final.stem}.", suffix=f".tmp{final.suffix}")
         except OSError as exc:  # no room for it beside the target: nothing was written
+            if stream_fd is not None:
+                os.close(stream_fd)
             exc.add_note(_not_written(final))
             raise
         os.close(fd)
-        self._staged[final] = Path(name)
+        if stream_fd is not None:
+            self._streams[final] = (Path(name), stream_fd, where)
+        else:
+            self._staged[final] = Path(name)
         return Path(name)
 
     def commit(self) -> None:
@@ -76,6 +96,15 @@ class AtomicFiles:
         if self.fsync:
             for folder in folders:
                 _sync_directory(folder)
+        for final, (temp, fd, where) in list(self._streams.items()):
+            try:
+                write_through(fd, temp)
+            except OSError as exc:
+                exc.add_note(f"{where.path} ({where.what}) may have been written in part")
+                raise
+            del self._streams[final]
+            os.close(fd)
+            temp.unlink(missing_ok=True)
 
     def discard(self, exc: BaseException) -> None:
         """Remove every temporary file; note on ``exc`` that the targets were not written."""
@@ -83,6 +112,12 @@ class AtomicFiles:
             temp.unlink(missing_ok=True)
             exc.add_note(_not_written(final))
         self._staged.clear()
+        for temp, fd, where in self._streams.values():
+            temp.unlink(missing_ok=True)
+            os.close(fd)
+            if not any(where.path in note for note in getattr(exc, "__notes__", ())):
+                exc.add_note(f"{where.path} ({where.what}) not written")
+        self._streams.clear()
 
 
 class _WriteBehind(io.BufferedWriter):
@@ -93,16 +128,54 @@ class _WriteBehind(io.BufferedWriter):
     def __init__(self, raw: io.FileIO) -> None:
         super().__init__(raw, buffer_size=1 << 20)
         self._unsent = 0
+        self.failure: OSError | None = None  # the first write error (a full disk): see write
 
     # the bytes types a render hands over, where io's stub says Buffer (not on 3.11's typing)
     def write(self, data: bytes | bytearray | memoryview) -> int:  # type: ignore[override]
-        n = super().write(data)
-        self._unsent += n
-        if self._unsent >= WRITE_BEHIND_BYTES:
-            self._unsent = 0
-            self.flush()
-            os.posix_fadvise(self.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+        """Write ``data``; a write error is kept and raised at ``flush`` and ``close``, the
+        rest taken and dropped (the file is discarded) — libsndfile calls this from C, where
+        an exception would be printed as a traceback and lost."""
+        if self.failure is not None:
+            return memoryview(data).nbytes
+        try:
+            n = super().write(data)
+            self._unsent += n
+            if self._unsent >= WRITE_BEHIND_BYTES:
+                self._unsent = 0
+                super().flush()
+                os.posix_fadvise(self.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+        except OSError as exc:
+            self.failure = exc
+            return memoryview(data).nbytes
         return n
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        if self.failure is not None:
+            return 0  # nothing more reaches the disk; the error is raised at close
+        try:
+            return super().seek(offset, whence)
+        except OSError as exc:  # the buffer could not be flushed
+            self.failure = exc
+            return 0
+
+    def flush(self) -> None:
+        if self.failure is not None:
+            raise self.failure
+        super().flush()
+
+    def close(self) -> None:
+        if self.raw.closed:
+            return
+        if self.failure is None:
+            try:
+                super().flush()
+            except OSError as exc:
+                self.failure = exc
+        if self.failure is not None:
+            failure, self.failure = self.failure, None
+            self.raw.close()  # what is still buffered cannot be written: dropped
+            raise failure
+        super().close()
 
 
 def open_write_behind(path: str | Path) -> io.BufferedWriter:
@@ -127,7 +200,7 @@ def atomic_files(fsync: bool = True) -> Iterator[AtomicFiles]:
     """Stage outputs with ``temp_for``; on a clean exit they replace their targets together,
     on any exception (Ctrl-C and SIGTERM included) they are removed and the targets left."""
     group = AtomicFiles(fsync)
-    with _terminate_as_interrupt():
+    with interrupt_on_ending():
         try:
             yield group
         except BaseException as exc:
@@ -192,20 +265,27 @@ def _in_main_thread() -> bool:
 
 
 @contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """Within: SIGTERM raises Interrupted (unless someone else handles SIGTERM already)."""
-    if not _in_main_thread() or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+def interrupt_on_ending() -> Iterator[None]:
+    """Within: SIGTERM and SIGHUP raise Interrupted, as Ctrl-C raises KeyboardInterrupt, so
+    that temporary files and folders are removed on the way out (a signal someone else
+    already handles is left to them)."""
+    if not _in_main_thread():
         yield
         return
 
     def interrupt(signum: int, frame: object) -> None:
         raise Interrupted(signum)
 
-    signal.signal(signal.SIGTERM, interrupt)
+    taken = [s for s in _ENDING if signal.getsignal(s) is signal.SIG_DFL]
+    for signum in taken:
+        signal.signal(signum, interrupt)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        for signum in taken:
+            signal.signal(signum, signal.SIG_DFL)
+
+
 
 
 def _block_signals() -> set[int] | None:

@@ -29,6 +29,7 @@ import numpy as np
 from cues.errors import UserError
 from instruments.files.atomic import atomic_files, open_write_behind
 from instruments.files.riff_info import INFO_IDS, info_chunk
+from instruments.files.targets import output_suffix
 from instruments.files.wav24 import Wav24Writer
 from instruments.mix.mixer import (
     DEFAULT_BLOCK_S,
@@ -73,12 +74,14 @@ class AudioReport:
     stems: tuple[str, ...] = field(default=())
 
 
+def audio_suffix(path: str | Path) -> str:
+    """``.wav`` or ``.flac``, as ``path`` asks (a stream without an extension: ``.wav``);
+    UserError for any other name (``instruments.files.targets.output_suffix``)."""
+    return output_suffix(path, tuple(AUDIO_FORMATS), "audio")
+
+
 def _format_for(path: Path) -> str:
-    fmt = AUDIO_FORMATS.get(path.suffix.lower())
-    if fmt is None:
-        raise UserError(f"{path}: unsupported audio file type {path.suffix or '(none)'!r}; "
-                        f"use one of {', '.join(AUDIO_FORMATS)}")
-    return fmt
+    return AUDIO_FORMATS[audio_suffix(path)]
 
 
 def stem_path(stems_dir: str | Path, stem: str, suffix: str = ".wav") -> Path:
@@ -213,7 +216,7 @@ def write_audio(
     if not out_path.parent.exists():
         raise UserError(f"{out_path}: directory {out_path.parent} does not exist")
     stem_paths = ({} if stems_dir is None else
-                  _stem_files(stems_dir, stem_names(note_list), out_path.suffix.lower()))
+                  _stem_files(stems_dir, stem_names(note_list), audio_suffix(out_path)))
     _check_mix_is_no_stem(out_path, stem_paths)
     stats: dict[str, float] = {}
     t0 = time.perf_counter()

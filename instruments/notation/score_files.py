@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from cues.errors import UserError
 from instruments.files.atomic import atomic_path
+from instruments.files.targets import output_suffix
 from instruments.notation.score import CENTS_TEXT, CONTINUED
 
 if TYPE_CHECKING:
@@ -38,10 +39,7 @@ _STAFF_SIZE = re.compile(r"#\(set-global-staff-size [\d.]+\)")
 
 
 def _check_output(path: Path) -> str:
-    suffix = path.suffix.lower()
-    if suffix not in SCORE_SUFFIXES:
-        raise UserError(f"cannot write a score to {str(path)!r}: expected a file name ending in "
-                        f"{', '.join(SCORE_SUFFIXES)}")
+    suffix = output_suffix(path, SCORE_SUFFIXES, "a score")
     if not path.parent.is_dir():
         raise UserError(f"cannot write {str(path)!r}: directory {str(path.parent)!r} "
                         "does not exist")

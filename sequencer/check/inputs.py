@@ -48,6 +48,7 @@ from cues.limits import (
     LOG_BYTES,
     MIDI_BYTES,
     json_line,
+    lines_within,
     over_limit,
     read_limited,
 )
@@ -164,7 +165,8 @@ def read_log_jie(path: Path) -> list[JieOnset]:
     each marked with its delivery fault, if any."""
     require_file(path)
     try:
-        text = read_limited(path, LOG_BYTES, "a show log (.jsonl)").decode("utf-8")
+        text = lines_within(path, read_limited(path, LOG_BYTES, "a show log (.jsonl)")
+                            .decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise UserError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     jie: list[JieOnset] = []
@@ -196,7 +198,8 @@ def read_log_heard(path: Path) -> list[list[HeardOnset]]:
     docstring)."""
     require_file(path)
     try:
-        text = read_limited(path, LOG_BYTES, "a show log (.jsonl)").decode("utf-8")
+        text = lines_within(path, read_limited(path, LOG_BYTES, "a show log (.jsonl)")
+                            .decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise UserError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     blocks: list[list[HeardOnset]] = []

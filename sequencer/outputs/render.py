@@ -32,7 +32,7 @@ from pathlib import Path
 from cues.errors import UserError
 from instruments.files.atomic import atomic_path
 from instruments.mix.mixer import DEFAULT_SAMPLE_RATE, Mastering, Progress, RenderNote
-from instruments.mix.render_files import AudioReport, write_audio
+from instruments.mix.render_files import AudioReport, audio_suffix, write_audio
 from instruments.mix.room import DEFAULT_ROOM
 from instruments.tuning import cents_ratio
 from instruments.voices.models import (
@@ -169,8 +169,7 @@ def render_fluidsynth(
                         "(Debian: apt-get install fluidsynth)")
     sf2 = find_soundfont(soundfont)
     out = Path(path)
-    if out.suffix.lower() not in (".wav", ".flac"):
-        raise UserError(f"{out}: expected a .wav or .flac file")
+    suffix = audio_suffix(out)
     if not out.parent.exists():
         raise UserError(f"{out}: directory {out.parent} does not exist")
     with tempfile.TemporaryDirectory(prefix="yuezheng-") as tmp:
@@ -192,14 +191,14 @@ def render_fluidsynth(
         info = sf.info(str(raw))
         tags = provenance.tags() if provenance else {}
         with atomic_path(out) as temp:
-            if out.suffix.lower() == ".wav" and not tags:
+            if suffix == ".wav" and not tags:
                 shutil.move(str(raw), temp)
             else:
-                _tagged_copy(raw, Path(temp), tags)
+                _tagged_copy(raw, Path(temp), tags, suffix)
     return FluidReport(str(out), info.frames / info.samplerate, compute, str(sf2))
 
 
-def _tagged_copy(raw: Path, out: Path, tags: dict[str, str]) -> None:
+def _tagged_copy(raw: Path, out: Path, tags: dict[str, str], suffix: str) -> None:
     """FluidSynth's 24-bit WAV ``raw`` as ``out`` (WAV or FLAC by extension) with ``tags``,
     streamed in blocks; the samples unchanged (24-bit read as floats n/2²³ are packed back
     to n)."""
@@ -210,7 +209,7 @@ def _tagged_copy(raw: Path, out: Path, tags: dict[str, str]) -> None:
     from instruments.mix.render_files import AUDIO_SUBTYPE, set_tags
 
     with sf.SoundFile(str(raw)) as src, open(out, "wb") as f:
-        if out.suffix.lower() == ".wav":
+        if suffix == ".wav":
             with Wav24Writer(f, src.samplerate, src.channels, info=info_chunk(tags)) as w:
                 for block in src.blocks(blocksize=1 << 16, dtype="float64", always_2d=True):
                     w.write(block)

@@ -39,6 +39,7 @@ from pathlib import Path
 
 from cues.catalog import ENSEMBLE_BALANCE_LU, GM_PERCUSSION_CHANNEL, get_instrument
 from instruments.files.atomic import write_bytes_atomically
+from instruments.files.targets import output_suffix
 from instruments.midi import (
     CC_PAN,
     CC_VOLUME,
@@ -73,6 +74,7 @@ META = 0xFF  # the status byte of a meta event (in a file only, never sent)
 TEXT, TRACK_NAME, INSTRUMENT_NAME, LYRIC, MARKER = 0x01, 0x03, 0x04, 0x05, 0x06
 SET_TEMPO, TIME_SIGNATURE = 0x51, 0x58
 END_OF_TRACK = b"\x00\xff\x2f\x00"  # delta time 0, meta 0x2F, no data
+MIDI_SUFFIXES = (".mid", ".midi", ".smf")  # what `midi -o` may be named (a stream: any)
 
 # The bytes are written directly: mido builds and checks a Message object per event (about
 # 13 µs each, 150 ms for a rite), which misses the "< 100 ms to compile and write" goal; the
@@ -299,6 +301,7 @@ def write_midi(timeline: Timeline, path: str | Path, title: str = "",
                midi_tuning: str = DEFAULT_MIDI_TUNING, *, provenance: str | None = None) -> int:
     """Write the timeline as an SMF (with its ``provenance``); returns the number of bytes
     written."""
+    output_suffix(path, MIDI_SUFFIXES, "a Standard MIDI File")
     data = build_midi_bytes(timeline, title, midi_tuning, provenance=provenance)
     write_bytes_atomically(path, data)
     return len(data)

@@ -18,8 +18,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cues.errors import UserError
 from instruments.files.atomic import atomic_path
+from instruments.files.targets import output_suffix
 
 if TYPE_CHECKING:
     from matplotlib.backends.backend_agg import RendererAgg
@@ -59,11 +59,7 @@ BAYIN_COLORS: dict[str, str] = {
 
 def picture_format(path: str | Path) -> str:
     """``png`` or ``svg`` from the file's extension; anything else is the user's error."""
-    suffix = Path(path).suffix.lower()
-    if suffix not in FORMATS:
-        raise UserError(f"{path}: a picture is written as .png or .svg "
-                        f"(got {suffix or 'no extension'!s})")
-    return FORMATS[suffix]
+    return FORMATS[output_suffix(path, tuple(FORMATS), "a picture")]
 
 
 def find_cjk_font(families: Sequence[str] = CJK_FAMILIES,

@@ -12,13 +12,16 @@ of them exists.
 from __future__ import annotations
 
 import itertools
+import math
+import random
 from collections.abc import Mapping
 from dataclasses import replace
 
 from cues.errors import SheetError, SheetErrors, UserError
 from cues.limits import COMBINATIONS, SHEET_BYTES, read_limited
 from cues.model import Rite
-from cues.sheet.loader import load_sheet
+from cues.sheet.loader import load_sheet, load_sheet_as_written
+from cues.sheet.readings import select_readings
 from cues.sheet.toml_lines import TomlLines
 from cues.sheet.variants import select_variants
 from instruments.voices.models import BELL_INTERVALS
@@ -78,34 +81,55 @@ def _setting_problem(key: str, value: object) -> str | None:
 
 
 def combinations(rite: Rite) -> tuple[list[Combination], int]:
-    """The (variants, readings) combinations ``validate`` compiles, and how many there are:
-    every one up to ``COMBINATIONS``; past it, the sheet as it stands, each variant alone, all
-    of them together and each reading value alone (README: Limits)."""
+    """The (variants, readings) combinations ``validate`` compiles, and how many there are
+    (counted, never built: 2^variants × the product of the readings' value counts).  Up to
+    ``COMBINATIONS``: every one.  Past it: the sheet as it stands, each variant alone, all of
+    them together, each reading value alone, then a sample drawn at random (seeded by the
+    sheet, so every run checks the same) up to ``COMBINATIONS`` in all (README: Limits)."""
     ids = [v.id for v in rite.variants]
-    variant_sets = [tuple(chosen) for n in range(len(ids) + 1)
-                    for chosen in itertools.combinations(ids, n)]
-    names = [r.name for r in rite.readings]
-    reading_sets = [dict(zip(names, values, strict=True))
-                    for values in itertools.product(*(r.choices for r in rite.readings))]
-    total = len(variant_sets) * len(reading_sets)
+    choices = [(r.name, tuple(r.choices)) for r in rite.readings]
+    total = 2 ** len(ids) * math.prod(len(values) for _, values in choices)
     if total <= COMBINATIONS.value:
+        variant_sets = [tuple(chosen) for n in range(len(ids) + 1)
+                        for chosen in itertools.combinations(ids, n)]
+        reading_sets = [dict(zip([name for name, _ in choices], values, strict=True))
+                        for values in itertools.product(*(values for _, values in choices))]
         return [(v, r) for r in reading_sets for v in variant_sets], total
     some: list[Combination] = [((), {}), *(((v,), {}) for v in ids), (tuple(ids), {})]
-    some += [((), {r.name: value}) for r in rite.readings for value in r.choices]
+    some += [((), {name: value}) for name, values in choices for value in values]
+    seen = {_key(c) for c in some}
+    draw = random.Random(f"{rite.id} {len(ids)} {choices}")
+    for _ in range(4 * COMBINATIONS.value):  # a few draws may repeat one already taken
+        if len(some) >= COMBINATIONS.value:
+            break
+        pick: Combination = (tuple(v for v in ids if draw.random() < 0.5),
+                             {name: draw.choice(values) for name, values in choices})
+        if _key(pick) not in seen:
+            seen.add(_key(pick))
+            some.append(pick)
     return some, total
+
+
+def _key(combination: Combination) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    variants, readings = combination
+    return variants, tuple(sorted(readings.items()))
 
 
 def combination_problems(rite: Rite, path: str) -> list[SheetError]:
     """What fails in the first combination of variants and readings that fails (see
     ``combinations``): its settings, a realization file, or its compilation."""
     checked: set[tuple[str, object]] = set()  # (realization file, tempo) read once
+    try:
+        as_written = load_sheet_as_written(path)  # read and parsed once, chosen from below
+    except UserError as exc:
+        return [SheetError(str(exc), file=path)]
     loaded: dict[tuple[tuple[str, str], ...], Rite] = {}  # every variant's cues, per readings
     compiled: set[tuple[int, ...]] = set()  # the cues of each rite compiled (by identity)
     for variants, readings in combinations(rite)[0]:
         key = tuple(sorted(readings.items()))
         try:
             if key not in loaded:
-                loaded[key] = load_sheet(path, None, readings)
+                loaded[key] = select_readings(as_written, readings)
             chosen = select_variants(loaded[key], variants)
         except UserError:  # variants the sheet refuses together: `show` says so itself
             continue

@@ -48,7 +48,11 @@ Records may come from several threads (the player's, a remote control's): writes
 
 from __future__ import annotations
 
+import errno
+import io
 import json
+import os
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -57,7 +61,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from cues.errors import UserError
-from cues.limits import json_line
+from cues.limits import LOG_BYTES, json_line, lines_within, read_text_limited
 from sequencer.judge.tally import Decision, Tally
 from sequencer.live.protocol import CLOCK_KEY, CueEnded, CueLogEntry, MessagesLate
 
@@ -73,28 +77,48 @@ def resume_point(log_path: str | Path) -> tuple[str | None, str]:
     """(rite id, the last cue the log started) — for ``--resume LOG``."""
     rite_id: str | None = None
     last: str | None = None
-    try:
-        with open(log_path, encoding="utf-8") as f:
-            for number, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json_line(line, f"{log_path}:{number}")
-                except UserError:
-                    if number > 1:  # a crash may cut the last line short
-                        continue
-                    raise
-                if not isinstance(rec, dict):
-                    continue
-                if rec.get("event") == "show":
-                    rite_id = rec.get("rite")
-                elif rec.get("event") == "start" and rec.get("cue") != CLOCK_KEY:
-                    last = rec.get("cue")
-    except OSError as exc:
-        raise UserError(f"cannot read {log_path}: {exc.strerror or exc}") from None
+    text = lines_within(log_path, read_text_limited(log_path, LOG_BYTES, "a show log (.jsonl)",
+                                                    "utf-8"))
+    for number, line in enumerate(io.StringIO(text), 1):  # line by line: no list of them
+        if not line.strip():
+            continue
+        try:
+            rec = json_line(line, f"{log_path}:{number}")
+        except UserError:
+            if number > 1:  # a crash may cut the last line short
+                continue
+            raise
+        if not isinstance(rec, dict):
+            continue
+        if rec.get("event") == "show":
+            rite_id = rec.get("rite")
+        elif rec.get("event") == "start" and rec.get("cue") != CLOCK_KEY:
+            last = rec.get("cue")
     if last is None:
         raise UserError(f"{log_path}: the log records no cue start to resume from")
     return rite_id, last
+
+
+def open_log(path: str | Path) -> TextIO:
+    """``path`` opened to append the show log, never blocking the show: a regular file (made
+    if missing) or a character device as usual; a FIFO only if someone reads it already, and
+    then without blocking — a reader that falls behind makes a write fail, which stops the log
+    (``ShowLog.error``), not the show; a directory or a FIFO no one reads: UserError now, before
+    the show starts."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_NOCTTY
+                     | os.O_CLOEXEC, 0o666)
+    except OSError as exc:
+        why = ("it is a FIFO that no one is reading; start its reader first"
+               if exc.errno == errno.ENXIO else exc.strerror or str(exc))
+        raise UserError(f"cannot write the log {path}: {why}") from None
+    mode = os.fstat(fd).st_mode
+    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+        os.close(fd)
+        raise UserError(f"cannot write the log {path}: not a file, a FIFO or a character device")
+    if not stat.S_ISFIFO(mode):
+        os.set_blocking(fd, True)
+    return open(fd, "a", encoding="utf-8")  # closed by ShowLog.close()
 
 
 class ShowLog:
@@ -104,10 +128,7 @@ class ShowLog:
         self.path = path
         self._f: TextIO | None = None
         if path is not None:
-            try:
-                self._f = open(path, "a", encoding="utf-8")  # closed by close()
-            except OSError as exc:
-                raise UserError(f"cannot write the log {path}: {exc.strerror or exc}") from None
+            self._f = open_log(path)
         self.records: list[dict[str, Any]] = []
         self.error: str | None = None  # the first write failure
         self.lost = 0  # records not written since

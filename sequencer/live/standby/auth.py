@@ -23,9 +23,9 @@ import hmac
 import os
 import struct
 from collections.abc import Iterable
-from pathlib import Path
 
 from cues.errors import UserError
+from cues.limits import SECRET_BYTES, InputFileError, read_limited
 
 KEY_ENV = "YUEZHENG_PEER_KEY"
 MIN_KEY_BYTES = 16
@@ -51,10 +51,10 @@ def load_key(key_file: str | None, environ: dict[str, str] | None = None) -> byt
     env = os.environ if environ is None else environ
     if key_file:
         try:
-            key = Path(key_file).read_bytes()[:MAX_KEY_BYTES + 2].rstrip(b"\r\n")
-        except OSError as exc:
-            raise UserError(f"--peer-key-file {key_file}: cannot read "
-                            f"({exc.strerror or exc})") from None
+            key = read_limited(key_file, SECRET_BYTES, "a file holding the shared key")
+        except InputFileError as exc:
+            raise UserError(f"--peer-key-file {exc}") from None
+        key = key[:MAX_KEY_BYTES + 2].rstrip(b"\r\n")
         where = f"--peer-key-file {key_file}"
     elif env.get(KEY_ENV):
         key, where = env[KEY_ENV].encode(), KEY_ENV

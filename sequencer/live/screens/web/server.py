@@ -24,6 +24,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from cues.errors import UserError
+from cues.limits import SECRET_BYTES, InputFileError, read_text_limited
 from sequencer.live.screens.show_state import ShowView
 from sequencer.live.screens.web.feed import Session, answer, state_text
 from sequencer.live.screens.web.guard import (
@@ -62,10 +63,10 @@ def read_web_token(token: str | None, token_file: str | None) -> str | None:
         raise UserError("give --web-token or --web-token-file, not both")
     if token_file:
         try:
-            token = Path(token_file).read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UserError(f"cannot read --web-token-file {token_file}: "
-                            f"{getattr(exc, 'strerror', None) or exc}") from None
+            token = read_text_limited(token_file, SECRET_BYTES, "a file holding the token",
+                                      "utf-8").strip()
+        except InputFileError as exc:
+            raise UserError(f"cannot read --web-token-file {exc}") from None
         if not token:
             raise UserError(f"--web-token-file {token_file} is empty")
     return token or None
