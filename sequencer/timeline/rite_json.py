@@ -6,7 +6,7 @@ from dataclasses import fields
 from fractions import Fraction
 
 from cues import repertoire
-from cues.model import Count, Cue, Rite, Setting
+from cues.model import WU_SHENG, Call, Count, Cue, Rite, Setting
 from sequencer.timeline.events import Timeline
 from sequencer.timeline.project_choices import automatic_choices, sheet_choices
 from sequencer.timeline.settings import CompileSettings, make_settings
@@ -72,6 +72,8 @@ def cue_json(cue: Cue, timeline: Timeline | None,
     fragments = _fragments(cue)
     if fragments:
         out["fragments"] = fragments
+    if cue.calls:
+        out["calls"] = [_call_json(c) for c in cue.calls]
     if cue.moves:
         out["moves"] = [{"name": m.name, "x": m.x, "y": m.y} for m in cue.moves]
     if cue.when or cue.unless:
@@ -88,6 +90,18 @@ def cue_json(cue: Cue, timeline: Timeline | None,
     settings = settings or compiled_settings(timeline)
     out["choices"] = (sheet_choices(cue, out, settings)
                       + automatic_choices(cue, settings, span, out["lost"]))
+    return out
+
+
+def _call_json(call: Call) -> dict:
+    """A pitched call: who, the words, each pitch (五聲, semitones above 黃鍾) and its length."""
+    out: dict = {"who": call.who, "words": call.words,
+                 "pitches": [{"name": p, "semitones": WU_SHENG[p], "seconds": s}
+                             for p, s in zip(call.pitches, call.seconds, strict=True)],
+                 "times": call.times,
+                 "source": {"work": call.source.work, "quote": call.source.quote}}
+    if call.source.file:
+        out["source"]["file"] = call.source.file
     return out
 
 

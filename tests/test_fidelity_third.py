@@ -1,0 +1,75 @@
+"""Issue 26, the third pass of fidelity: each fix pinned to its passage (quoted in the test's
+docstring), checked in the sheets and in the compiled timeline."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from cues.builtin import builtin_text
+from cues.errors import SheetErrors
+from cues.sheet.loader import builtin_rite, parse_sheet
+from sequencer.timeline.compiler import compile_rite, make_settings
+from sequencer.timeline.events import Note
+
+
+def _calls(rite_id: str, cue_id: str, variants: tuple[str, ...] = ()) -> list[Note]:
+    rite = builtin_rite(rite_id, variants)
+    return [n for n in compile_rite(rite).notes if n.cue == cue_id and n.position == "獲者"]
+
+
+@pytest.mark.parametrize(("rite_id", "variants"), [("xiang-she", ()), ("yan", ("she",)),
+                                                   ("da-she", ())])
+def test_the_marker_calls_gong_then_shang_in_every_round(rite_id: str,
+                                                          variants: tuple[str, ...]) -> None:
+    """鄉射: 「獲者坐而獲，舉旌以宮，偃旌以商」; 大射: 「舉旌以宮，偃旌以商」, 注 「再言獲也」;
+    the later rounds 「如初」 (大射 疏: 「皆如上第二番射法，唯作樂為異耳」)."""
+    rite = builtin_rite(rite_id, variants)
+    for cue_id in ("she-1", "she-2", "she-jie"):
+        cue = rite.cue(cue_id)
+        notes = [n for n in _calls(rite_id, cue_id, variants) if n.lyric == "獲"]
+        turns = len(cue.shooting.ou) if cue.shooting else next(
+            c.times for c in cue.calls if c.words == "獲")
+        assert len(notes) == 2 * turns, cue_id
+        assert [n.semitones for n in notes[:2]] == [-12, -10]  # 宮 then 商, a man's octave
+        assert all(n.instrument == "歌" and (n.x, n.y) == (-5.0, -30.0) for n in notes)
+
+
+def test_shang_is_nine_to_eight_above_gong() -> None:
+    """大射 注 「宮為君，商為臣，其聲和相生也」; 疏 「宮數八十一，商數七十二」: the 商 string is 72
+    to the 宮's 81, so 商 sounds 81:72 = 9:8 above it (not below, as a modern note has it)."""
+    notes = _calls("da-she", "she-1")
+    gong = next(n for n in notes if n.semitones == -12)
+    shang = next(n for n in notes if n.semitones == -10)
+    assert Fraction(shang.hz / gong.hz).limit_denominator(100) == Fraction(9, 8)
+    assert abs(shang.hz / gong.hz - 81 / 72) < 1e-9
+
+
+def test_the_da_she_bearers_answer_on_gong_then_shang_before_the_shots() -> None:
+    """大射: 「負侯皆許諾，以宮趨，直西，及乏南，又諾以商，至乏，聲止」 — and again in the second
+    round: 「司馬命去侯，負侯許諾如初」."""
+    for cue_id in ("she-1", "she-2"):
+        notes = sorted(_calls("da-she", cue_id), key=lambda n: n.tick)
+        assert [(n.lyric, n.semitones) for n in notes[:2]] == [("諾", -12), ("諾", -10)]
+        assert notes[0].duration > notes[2].duration  # the 宮 held while they run west
+        assert "命去侯" in builtin_rite("da-she").cue(cue_id).at
+
+
+def test_a_call_must_stand_in_the_layout() -> None:
+    """The call sounds where its caller stands: a `who` the layout lacks is an error."""
+    text = builtin_text("xiang-she").replace('who = "獲者"', 'who = "無人"', 1)
+    with pytest.raises(SheetErrors) as err:
+        parse_sheet(text, "x.toml")
+    assert "無人" in str(err.value) and "position" in str(err.value)
+
+
+def test_calls_change_nothing_under_a_silent_layout_setting() -> None:
+    """The 射節's 節 stay on their grid with the calls added (「間若一」)."""
+    rite = builtin_rite("xiang-she")
+    timeline = compile_rite(rite, make_settings(rite.settings))
+    span = timeline.span("she-jie")
+    jie = span.jie_ticks
+    drums = [n.tick - span.start for n in timeline.notes if n.cue == "she-jie"
+             and n.instrument == "鼓"]
+    assert drums and all(t % (jie // 4) == 0 for t in drums)
