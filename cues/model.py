@@ -250,6 +250,8 @@ class Rite:
     path: str | None = None
     layout_source: Source | None = None
     warnings: tuple[str, ...] = ()  # what the loader found doubtful but not wrong
+    # the readings chosen that change nothing under the variants chosen, each said as a warning
+    reading_warnings: tuple[str, ...] = ()
 
     def cited_files(self) -> tuple[str, ...]:
         """Every bundled source file the sheet cites (cues, positions, variants, readings)."""

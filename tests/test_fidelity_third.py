@@ -73,3 +73,38 @@ def test_calls_change_nothing_under_a_silent_layout_setting() -> None:
     drums = [n.tick - span.start for n in timeline.notes if n.cue == "she-jie"
              and n.instrument == "鼓"]
     assert drums and all(t % (jie // 4) == 0 for t in drums)
+
+
+@pytest.mark.parametrize(("rite_id", "cue_ids"), [("yan", ("he-yue", "wu-suan-yue")),
+                                                  ("da-she", ("wu-suan-yue",))])
+def test_a_lords_he_yue_sounds_bells_and_stones(rite_id: str, cue_ids: tuple[str, ...]) -> None:
+    """燕禮 記 「有房中之樂」, 注 「弦歌周南召南之詩而不用鍾磬之節也」: only the 房中之樂 goes
+    without 鍾磬, so a lord's 合樂 (「歌樂與眾聲俱作」) keeps them — reading he-yue-jin = 鍾磬 by
+    default; 磬 (the 鄉飲酒 疏's 「堂下有笙磬」) leaves the bells out."""
+    for reading, bells in (("鍾磬", True), ("磬", False)):
+        rite = builtin_rite(rite_id, (), {"he-yue-jin": reading})
+        notes = compile_rite(rite).notes
+        for cue_id in cue_ids:
+            struck = {n.instrument for n in notes if n.cue == cue_id}
+            assert "編磬" in struck and ("編鐘" in struck) is bells, (cue_id, reading)
+    rite = builtin_rite("yan", ("xia-guan",))
+    assert "編鐘" in {n.instrument for n in compile_rite(rite).notes
+                     if n.cue == "he-yue-xia-guan"}
+
+
+def test_the_fang_zhong_still_has_no_bells() -> None:
+    """「弦歌周南召南之詩而不用鍾磬之節也」: the 房中之樂 alone is without 鍾磬."""
+    rite = builtin_rite("yan", ("fang-zhong",))
+    struck = {n.instrument for n in compile_rite(rite).notes if n.cue == "fang-zhong"}
+    assert not struck & {"編鐘", "編磬"}
+
+
+def test_a_reading_whose_cue_is_absent_warns_naming_the_variant() -> None:
+    """A reading whose cue the chosen variants leave out changes nothing: it says which variant
+    it needs (燕禮 「若射則大射正爲司射如鄕射之禮」: the 射節 plays only with variant she)."""
+    rite = builtin_rite("yan", (), {"yan-she-jie": "采蘋-5"})
+    assert rite.reading_warnings == (
+        "reading yan-she-jie = 采蘋-5 changes nothing in 燕禮: cue she-jie plays only with "
+        "variant she (--variant she)",)
+    assert not builtin_rite("yan", ("she",), {"yan-she-jie": "采蘋-5"}).reading_warnings
+    assert not builtin_rite("yan").reading_warnings  # a default is not a choice

@@ -118,8 +118,17 @@ def _choice_cues(
         for error in probe.errors:
             checker.error(f"{prefix}: {error.message}", key="cues", cue=cue_id, **where)
         if cue is not None and not probe.errors:
-            out[cue_id] = cue
+            # the variants its cue plays under, to say which one a value needs (select_readings)
+            out[cue_id] = replace(cue, when=_names(table.get("when")),
+                                  unless=_names(table.get("unless")))
     return out
+
+
+def _names(raw: object) -> tuple[str, ...]:
+    """A cue's ``when``/``unless`` as written (one string or a list; checked by the loader)."""
+    if isinstance(raw, str):
+        return (raw,)
+    return tuple(v for v in raw if isinstance(v, str)) if isinstance(raw, list) else ()
 
 
 def _choice_setting(checker: SheetChecker, raw: dict, name: str, value: str,
@@ -186,19 +195,41 @@ def select_readings(rite: Rite, chosen: Mapping[str, str] | None = None) -> Rite
     cues = {c.id: c for c in rite.cues}
     settings = dict(rite.settings)
     in_force: list[Setting] = []
+    unapplied: list[str] = []
     for reading in rite.readings:
         value = str(wanted.get(reading.name, reading.value))
         in_force.append(replace(reading, value=value))
         option = reading.option(value)
         if option is None:
             continue
+        if reading.name in wanted and not option.setting and not set(option.cues) & set(cues):
+            unapplied.append(_unapplied(rite, reading.name, option))
         for cue_id, cue in option.cues.items():
             if cue_id in cues:
                 old = cues[cue_id]
                 cues[cue_id] = replace(cue, when=old.when, unless=old.unless)
         settings.update(option.setting)
     return replace(rite, cues=tuple(cues.values()), settings=MappingProxyType(settings),
-                   readings=tuple(in_force))
+                   readings=tuple(in_force), reading_warnings=tuple(unapplied))
+
+
+def _unapplied(rite: Rite, name: str, option: ReadingChoice) -> str:
+    """Why reading ``name`` = ``option.value`` changes nothing: its cues are not played under
+    the variants chosen, and the variants that would bring them in (or that leave them out)."""
+    active = set(rite.active_variants)
+    why = []
+    for cue_id, cue in option.cues.items():
+        needs = [v for v in cue.when if v not in active]
+        blocks = [v for v in cue.unless if v in active]
+        if needs:
+            why.append(f"cue {cue_id} plays only with variant {' and '.join(needs)} "
+                       f"(--variant {' --variant '.join(needs)})")
+        elif blocks:
+            why.append(f"cue {cue_id} is left out under variant {' and '.join(blocks)}")
+        else:
+            why.append(f"cue {cue_id} is not among the cues selected")
+    return (f"reading {name} = {option.value} changes nothing in {rite.title}: "
+            + "; ".join(why))
 
 
 def _listing(rite: Rite) -> str:
