@@ -108,3 +108,31 @@ def test_a_reading_whose_cue_is_absent_warns_naming_the_variant() -> None:
         "variant she (--variant she)",)
     assert not builtin_rite("yan", ("she",), {"yan-she-jie": "采蘋-5"}).reading_warnings
     assert not builtin_rite("yan").reading_warnings  # a default is not a choice
+
+
+def test_the_yan_she_drums_the_touhu_pattern_by_default() -> None:
+    """大射 注 「凡射之鼓節，《投壺》其存者也」; 投壺 注 「射謂燕射」 (孔疏 「非大射及乡射也」):
+    the 燕's shooting drums 魯鼓 whole (「盡用之為射禮」), ○ on the 鼙, □ on the 鼓
+    (「圜者擊鼙，方者擊鼓」)."""
+    from sequencer.timeline.drums import pattern_string
+
+    rite = builtin_rite("yan", ("she",))
+    assert rite.settings["drum_pattern"] == "lu2"
+    timeline = compile_rite(rite, make_settings(rite.settings))
+    span = timeline.span("she-jie")
+    first = sorted((n for n in timeline.notes if n.cue == "she-jie"
+                    and n.instrument in ("鼙", "建鼓") and n.tick < span.start + span.jie_ticks),
+                   key=lambda n: n.tick)
+    string = "".join("○" if n.instrument == "鼙" else "□" for n in first)
+    assert string == pattern_string("lu2")
+
+
+@pytest.mark.parametrize("rite_id", ["xiang-she", "da-she"])
+def test_jie_is_the_projects_pattern_where_the_touhu_is_not_tied(rite_id: str) -> None:
+    """孔疏 on the 投壺: 「故知此射亦谓燕射非大射及乡射也」 — the 鄉射 and 大射 keep the
+    project's 節 by default, marked as its choice; the 投壺's strings are a reading."""
+    rite = builtin_rite(rite_id)
+    assert rite.settings.get("drum_pattern", "jie") == "jie"
+    assert any(c.field == "drum_pattern" for c in rite.cue("she-jie").choices)
+    assert builtin_rite(rite_id, (), {"she-gu": "薛鼓"}).settings["drum_pattern"] == "xue2"
+

@@ -28,8 +28,8 @@ STROKE_VELOCITY = 90
 STROKE_TICKS = TICKS_PER_SECOND // 8  # how long a drum stroke is written
 
 # an instrument the layout does not place stands with its fellows: (follower, leader)
-_STANDS_WITH = (("和", "笙"), ("鼙", "鼓"), ("鼓", "建鼓"), ("應鼙", "建鼓"), ("朔鼙", "建鼓"),
-                ("鑮", "編鐘"))
+_STANDS_WITH = (("和", "笙"), ("鼓", "建鼓"), ("鼙", "鼓"), ("鼙", "建鼓"), ("應鼙", "建鼓"),
+                ("朔鼙", "建鼓"), ("鑮", "編鐘"))
 
 
 def rite_instruments(rite: Rite, defaults: Callable[[Cue], set[str]] | None = None,

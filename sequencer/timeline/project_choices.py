@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from cues.model import Cue
+from sequencer.timeline import drums
 from sequencer.timeline.events import CueSpan
 from sequencer.timeline.piece_notes import BELL_AND_DRUM_JIE_TICKS, BELL_AND_DRUM_KINDS
 from sequencer.timeline.settings import CompileSettings
@@ -39,7 +40,10 @@ def automatic_choices(
     if cue.kind == SHOOTING:
         add("drum_pattern", settings.drum_pattern,
             f"the drum's strokes inside a 節: pattern {settings.drum_pattern}, "
-            f"reading {settings.drum_reading}")
+            f"reading {settings.drum_reading} — "
+            + ("no source: the 鼓 on the 節, the 鼙 on its quarters (the project's)"
+               if settings.drum_pattern == drums.DEFAULT_PATTERN else
+               "投壺's 魯鼓/薛鼓, the 燕射's (「射謂燕射」); which house's, the project's"))
         add("release_rule", settings.release_rule,
             f"when a release accords with the drum: rule {settings.release_rule}")
     if cue.kind in BELL_AND_DRUM_KINDS and any(p.realization is None for p in cue.pieces):
