@@ -136,3 +136,14 @@ def test_jie_is_the_projects_pattern_where_the_touhu_is_not_tied(rite_id: str) -
     assert any(c.field == "drum_pattern" for c in rite.cue("she-jie").choices)
     assert builtin_rite(rite_id, (), {"she-gu": "薛鼓"}).settings["drum_pattern"] == "xue2"
 
+
+@pytest.mark.parametrize(("rite_id", "variants", "cue_id"), [
+    ("yan", ("xia-guan",), "xia-guan-xin-gong"), ("da-she", (), "guan-xin-gong")])
+def test_xin_gong_with_the_sheng_is_a_reading(rite_id: str, variants: tuple[str, ...],
+                                              cue_id: str) -> None:
+    """記 「下管新宮，笙入三成」; 疏 「則吹管者亦吹笙，故兼言笙，欲見笙管相將也」: by default the
+    管 alone (注 「管之入三成謂三終也」), with reading xin-gong-sheng = 管笙 the 笙 and 和 sound
+    with the 管."""
+    for value, winds in (("管", {"管"}), ("管笙", {"管", "笙", "和"})):
+        rite = builtin_rite(rite_id, variants, {"xin-gong-sheng": value})
+        assert {n.instrument for n in compile_rite(rite).notes if n.cue == cue_id} == winds
