@@ -147,3 +147,15 @@ def test_xin_gong_with_the_sheng_is_a_reading(rite_id: str, variants: tuple[str,
     for value, winds in (("管", {"管"}), ("管笙", {"管", "笙", "和"})):
         rite = builtin_rite(rite_id, variants, {"xin-gong-sheng": value})
         assert {n.instrument for n in compile_rite(rite).notes if n.cue == cue_id} == winds
+
+
+@pytest.mark.parametrize("rite_id", ["xiang-yin-jiu", "xiang-she"])
+def test_the_xiang_wu_suan_pool_is_a_reading(rite_id: str) -> None:
+    """鄭注 「燕乐亦无数，或[间]或合，尽欢而止也」 names the 間 and the 合 only; the 疏
+    「案上升歌笙[间]合乐皆三终，言有数，此即无[算]也」 counts the whole program: the 疏's pool by
+    default, marked as the project's choice, the 注's a reading."""
+    whole = builtin_rite(rite_id).cue("wu-suan-yue")
+    assert {"鹿鳴", "南陔"} <= {p.title for p in whole.pieces}
+    assert any(c.field == "pieces" for c in whole.choices)
+    zhu = builtin_rite(rite_id, (), {"wu-suan-pool": "間合"}).cue("wu-suan-yue")
+    assert [p.title for p in zhu.pieces][:2] == ["魚麗", "由庚"] and len(zhu.pieces) == 12
