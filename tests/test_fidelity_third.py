@@ -159,3 +159,54 @@ def test_the_xiang_wu_suan_pool_is_a_reading(rite_id: str) -> None:
     assert any(c.field == "pieces" for c in whole.choices)
     zhu = builtin_rite(rite_id, (), {"wu-suan-pool": "間合"}).cue("wu-suan-yue")
     assert [p.title for p in zhu.pieces][:2] == ["魚麗", "由庚"] and len(zhu.pieces) == 12
+
+
+def _show(rite_id: str, *args: str) -> dict:
+    import contextlib
+    import io
+    import json
+
+    import cli
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli.main(["show", rite_id, *args, "--json"]) == 0
+    return json.loads(out.getvalue())
+
+
+def _choices(data: dict, cue_id: str) -> set[str]:
+    return {c["field"] for c in next(c for c in data["cues"] if c["id"] == cue_id)["choices"]}
+
+
+def test_the_silent_choices_are_marked() -> None:
+    """What no passage fixes is in `choices` with its reason: the 大射 金奏's players (the text
+    names 鍾 鑮 鼓 磬, not their players); no 獻笙 in the 燕's xia-guan (大射 注 「笙從工而入，既管
+    不獻，略下樂也」); the winds silent and the pairs back to back in every 射節; the 磬 on each
+    stanza's first note (「谓堂上有歌瑟，堂下有笙磬，合奏此诗」 says it sounds, not when)."""
+    da_she = _show("da-she")
+    assert "performers" in _choices(da_she, "si-xia-bin") & _choices(da_she, "si-xia-gong")
+    assert {"winds", "ou", "drum_pattern"} <= _choices(da_she, "she-jie")
+    assert "stanza_strike" in _choices(da_she, "wu-suan-yue")
+    assert "unless" in {c.field for c in builtin_rite("yan").cue("xian-sheng").choices}
+    assert "stanza_strike" in _choices(_show("xiang-yin-jiu"), "he-yue")
+
+
+def test_a_paraphrased_moment_is_marked_not_quoted() -> None:
+    """An `at` whose words are not the text's, e.g. 燕 「小臣納工工四人二瑟」 joined to
+    「升自西階北面東上坐」 across other words, is shown as a paraphrase, not between 「」; the
+    text's own words, 「樂正東面命大師曰：「奏《騶虞》，間若一」」, are quoted."""
+    data = _show("yan", "--variant", "xia-guan", "--variant", "she")
+    at = {c["id"]: c["at_verbatim"] for c in data["cues"]}
+    assert at["sheng-ge-lu-ming"] is False and at["she-jie"] is True
+    import contextlib
+    import io
+
+    import cli
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli.main(["show", "yan", "--variant", "xia-guan"]) == 0
+    assert "at (paraphrase) 小臣納工；升自西階，北面東上坐" in out.getvalue()
+    assert "at 「卒歌，主人洗，升，獻工」" in out.getvalue()  # 「卒歌主人洗升獻工」: verbatim
+    assert all(c["at_verbatim"] for c in _show("da-she")["cues"]
+               if c["id"] in ("she-1", "she-2"))

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from dataclasses import fields
 from fractions import Fraction
+from pathlib import Path
 
 from cues import repertoire
 from cues.model import WU_SHENG, Call, Count, Cue, Rite, Setting
+from cues.sheet.quotations import is_verbatim
+from cues.sources import texts_beside
 from sequencer.timeline.events import Timeline
 from sequencer.timeline.project_choices import automatic_choices, sheet_choices
 from sequencer.timeline.settings import CompileSettings, make_settings
@@ -151,6 +154,8 @@ def reading_json(reading: Setting) -> dict:
 def rite_json(rite: Rite, timeline: Timeline | None = None) -> dict:
     """A rite as ``show --json`` prints it (cue times and settings when a timeline is given)."""
     settings = compiled_settings(timeline)
+    cues = [cue_json(c, timeline, settings) for c in rite.cues]
+    _mark_paraphrases(rite, cues)
     return {
         "rite": rite.id,
         "title": rite.title,
@@ -163,5 +168,18 @@ def rite_json(rite: Rite, timeline: Timeline | None = None) -> dict:
                      for v in rite.variants],
         "readings": [reading_json(r) for r in rite.readings],
         "settings": settings_json(settings) if timeline is not None else {},
-        "cues": [cue_json(c, timeline, settings) for c in rite.cues],
+        "cues": cues,
     }
+
+
+def _mark_paraphrases(rite: Rite, cues: list[dict]) -> None:
+    """Each cue's ``at_verbatim`` (and its stop's ``verbatim``): whether the moment is the
+    texts' own words (pieces between ellipses found in the texts the sheet cites) or a
+    paraphrase, which ``show`` marks as such."""
+    cited = rite.cited_files()
+    folder = Path(rite.path).parent if rite.path else None
+    with texts_beside(folder):  # a user's own texts are beside the sheet
+        for cue in cues:
+            cue["at_verbatim"] = is_verbatim(cue["at"], cited)
+            if "stop" in cue:
+                cue["stop"]["verbatim"] = is_verbatim(cue["stop"]["at"], cited)

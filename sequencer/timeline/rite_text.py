@@ -52,8 +52,15 @@ def _cue_rows(number: int, cue: dict[str, Any]) -> list[str]:
             f"{pad(cue['kind'], KIND_WIDTH)} {start:>8} "
             f"{length + mark['duration_s']:>8}  {cue['trigger'] + mark['trigger']:<10}  "
             f"{pieces}",
-            f"    at 「{cue['at']}」 — {cue['source']['work']}: 「{cue['source']['quote']}」",
+            f"    at {_moment(cue)} — {cue['source']['work']}: 「{cue['source']['quote']}」",
             *_call_rows(cue)]
+
+
+def _moment(cue: dict[str, Any]) -> str:
+    """The cue's ``at``: between 「」 when it is the texts' words, else marked a paraphrase."""
+    if cue.get("at_verbatim", True):
+        return f"「{cue['at']}」"
+    return f"(paraphrase) {cue['at']}"
 
 
 def _call_rows(cue: dict[str, Any]) -> list[str]:
