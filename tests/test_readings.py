@@ -64,7 +64,8 @@ def test_yan_she_jie_li_shou_has_seven_jie_three_to_listen() -> None:
     assert any(n.instrument == "瑟" for n in notes)
 
 
-READING_CASES = [("yan", ("na-bin", "she")), ("da-she", ())]
+READING_CASES = [("yan", ("na-bin", "she", "xia-guan")), ("da-she", ()), ("xiang-she", ()),
+                 ("xiang-yin-jiu", ())]
 
 
 @pytest.mark.parametrize(("rite_id", "variants"), READING_CASES)
