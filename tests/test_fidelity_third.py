@@ -210,3 +210,12 @@ def test_a_paraphrased_moment_is_marked_not_quoted() -> None:
     assert "at 「卒歌，主人洗，升，獻工」" in out.getvalue()  # 「卒歌主人洗升獻工」: verbatim
     assert all(c["at_verbatim"] for c in _show("da-she")["cues"]
                if c["id"] in ("she-1", "she-2"))
+
+
+def test_the_li_shou_fragment_is_the_she_yi_whole() -> None:
+    """射義: 「曾孫侯氏，四正具舉。大夫君子，凡以庶士，小大莫處，御于君所，以燕以射，則燕則譽」 —
+    not the 疏's abridgment 「曾孫侯氏，四正具舉。小大莫處，御於君所」."""
+    from cues import repertoire
+
+    assert repertoire.get_piece("貍首").fragment == (
+        "曾孫侯氏，四正具舉。大夫君子，凡以庶士，小大莫處，御于君所，以燕以射，則燕則譽")
