@@ -330,12 +330,13 @@ def _load(args: argparse.Namespace, from_cue: str | None = None) -> tuple[Rite, 
     """The rite named on the command line, with its variants, range and compiled settings."""
     from sequencer.timeline.selection import selected_rite
 
-    return selected_rite(args.rite, variants=getattr(args, "variant", ()) or (),
-                         readings=getattr(args, "reading", ()) or (),
-                         from_cue=from_cue or getattr(args, "from_cue", None),
-                         until_cue=getattr(args, "until_cue", None),
-                         overrides=_setting_overrides(args), flags=FLAG_OF,
-                         ensemble=getattr(args, "ensemble", None))
+    rite, settings = selected_rite(args.rite, variants=getattr(args, "variant", ()) or (),
+                                   readings=getattr(args, "reading", ()) or (),
+                                   from_cue=from_cue or getattr(args, "from_cue", None),
+                                   until_cue=getattr(args, "until_cue", None),
+                                   overrides=_setting_overrides(args), flags=FLAG_OF,
+                                   ensemble=getattr(args, "ensemble", None))
+    return rite, settings
 
 
 def _selection(args: argparse.Namespace, rite: Rite) -> NoteSelection | None:

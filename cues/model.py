@@ -61,6 +61,11 @@ BY_VALUES = (BY_SINGERS, BY_SHENG, BY_GUAN, BY_BELLS)
 
 ARROWS = 4  # 乘矢: each archer shoots four arrows, one 拾 per 節
 
+# the 五聲 on 黃鍾 (宮): semitones above it.  大射 疏: 「宮數八十一，商數七十二」 — the 商 string
+# is 8/9 of the 宮's, so 商 sounds 9:8 above it (太簇 over 黃鍾 in the 三分損益 tuning)
+WU_SHENG: MappingProxyType[str, int] = MappingProxyType(
+    {"宮": 0, "商": 2, "角": 4, "徵": 7, "羽": 9})
+
 
 @dataclass(frozen=True)
 class Source:
@@ -128,6 +133,20 @@ class Ou:
 
 
 @dataclass(frozen=True)
+class Call:
+    """A pitched call at the shooting: ``words`` called by ``who`` (a layout position) on each
+    of ``pitches`` (五聲 names) in turn, each held ``seconds``; in a round without music it is
+    called ``times`` times, in a 射節 once in each 耦's turn."""
+
+    who: str
+    words: str
+    pitches: tuple[str, ...]
+    seconds: tuple[float, ...]
+    source: Source
+    times: int = 1
+
+
+@dataclass(frozen=True)
 class Position:
     """Where something hangs or stands, in metres: x grows east, y north (the hall is north)."""
 
@@ -172,6 +191,7 @@ class Cue:
     when: tuple[str, ...] = ()  # played only when all these variants are chosen
     unless: tuple[str, ...] = ()  # left out when any of these variants is chosen
     choices: tuple[ProjectChoice, ...] = ()  # the values no source fixes, with their reasons
+    calls: tuple[Call, ...] = ()  # the pitched calls at the shooting (the 獲者's 宮 and 商)
     line: int | None = None  # where the cue starts in its sheet
 
     @property
@@ -241,6 +261,7 @@ class Rite:
     def cited_files(self) -> tuple[str, ...]:
         """Every bundled source file the sheet cites (cues, positions, variants, readings)."""
         sources = [self.layout_source, *(c.source for c in self.cues),
+                   *(call.source for c in self.cues for call in c.calls),
                    *(p.source for p in self.layout), *(v.source for v in self.variants),
                    *(o.source for r in self.readings for o in r.options)]
         return tuple(dict.fromkeys(s.file for s in sources if s is not None and s.file))

@@ -62,24 +62,41 @@ def _layer_order(layers: set[str]) -> tuple[str, ...]:
 
 
 def locate(source: Source) -> Passage | None:
-    """Where ``source``'s quote is in its file (the first place, punctuation aside), or None."""
+    """Where ``source``'s quote is in its file, or None: punctuation aside, the first place in
+    the layer the citation names (a short quote such as 「奏《陔》」 recurs in a 疏 before the
+    經 line it cites), else the first place."""
     if source.file is None:
         return None
     text = file_text(source.file)
     if text is None:
         return None
     needle = "".join(ch for ch in source.quote if not is_punctuation(ch))
-    bare, offsets = _index(text)
-    at = bare.find(needle) if needle else -1
-    if at < 0:
+    if not needle:
         return None
-    start, end = offsets[at], offsets[at + len(needle) - 1] + 1
-    first = text.count("\n", 0, start) + 1
-    last = text.count("\n", 0, end - 1) + 1
+    bare, offsets = _index(text)
     name = current_name(source.file)
     marks = _char_layers(name, text) if name in source_files() else ()
+    claimed = claimed_layer(source.work)
+    chosen: Passage | None = None
+    at = bare.find(needle)
+    while at >= 0:
+        passage = _passage(source, name, text, offsets, marks, at, len(needle))
+        if chosen is None:
+            chosen = passage
+        if passage.marked and claimed in passage.layers:
+            return passage
+        at = bare.find(needle, at + 1)
+    return chosen
+
+
+def _passage(source: Source, name: str, text: str, offsets: tuple[int, ...],
+             marks: tuple[str | None, ...], at: int, size: int) -> Passage:
+    """The passage of ``size`` kept characters from ``at`` (an offset into the bare text)."""
+    start, end = offsets[at], offsets[at + size - 1] + 1
+    first = text.count("\n", 0, start) + 1
+    last = text.count("\n", 0, end - 1) + 1
     found = [marks[offsets[i]] if offsets[i] < len(marks) else None
-             for i in range(at, at + len(needle))]
+             for i in range(at, at + size)]
     if found and None not in found:
         return Passage(name, source.quote, first, last, start, end,
                        _layer_order({f for f in found if f is not None}), True)

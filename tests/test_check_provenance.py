@@ -20,6 +20,7 @@ import cli
 from instruments.files.riff_info import info_chunk, read_info
 from instruments.files.wav24 import Wav24Writer
 from sequencer.outputs.provenance import read_provenance
+from sequencer.timeline.drums import strokes
 from tests.test_check_audio import displaced
 
 pytestmark = pytest.mark.render
@@ -86,7 +87,10 @@ def test_every_file_carries_what_it_was_made_with(tmp_path: Path,
                             "--jie-seconds 2 --midi-tuning mts")
     assert made.settings["jie_seconds"] == "2" and made.given == ("jie_seconds",)
     (grid,) = made.she_jie
-    assert (grid.cue, grid.step_s, grid.jie_s) == ("she-jie", 0.5, 2.0)
+    # the 燕射 drums the 投壺's 魯鼓 whole (reading she-gu), its strokes even across the 節
+    per = len(strokes("lu2"))
+    assert (grid.cue, grid.jie_s, grid.per_jie) == ("she-jie", 2.0, per)
+    assert grid.step_s == pytest.approx(2.0 / per)
     # the MIDI contract holds: the markers, UTF-8 text; the provenance is one text event
     meta = mido.MidiFile(str(mid), charset="utf-8").tracks[0]
     texts = [m.text for m in meta if m.type == "text"]

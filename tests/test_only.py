@@ -122,8 +122,9 @@ def test_midi_only_east_and_west_read_back(tmp_path: Path, capsys) -> None:
     east, west = read["east"][0], read["west"][0]
     assert east + west == whole and read["rest"][0] == west
     # the west of 大射's 射節 played alone (no 遷樂 before it): the 朔鼙 (GM key 50) and the
-    # 工's 瑟 on the hall, west of the axis; the east has every other part
-    assert {c for c, _ in west} == {CATALOG["瑟"].channel, 9}
+    # 工's 瑟 on the hall, west of the axis, and the 獲者's calls from the 乏 (west of the
+    # target: 「西五步」); the east has every other part
+    assert {c for c, _ in west} == {CATALOG["瑟"].channel, CATALOG["歌"].channel, 9}
     assert {k for c, k in west if c == 9} == {CATALOG["朔鼙"].gm_key}
     assert {c for c, _ in east} <= {CATALOG[i].channel for i in EAST}
     assert CATALOG["朔鼙"].gm_key not in {k for c, k in east if c == 9}
@@ -205,7 +206,8 @@ def test_show_lists_the_groups(capsys) -> None:
 def test_plot_takes_a_part(tmp_path: Path, capsys) -> None:
     out = tmp_path / "west.svg"
     assert cli.main(["plot", *SHE_JIE, "--only", "西", "-o", str(out)]) == 0
-    assert "168 notes" in capsys.readouterr().out  # the 朔鼙's strokes and the 瑟 on the hall
+    # the 朔鼙's strokes, the 瑟 on the hall, and the 獲者's 獲 (宮, 商) in each of six turns
+    assert "180 notes" in capsys.readouterr().out
     assert out.stat().st_size > 0
 
 

@@ -22,6 +22,7 @@ from cues.model import (
     Trigger,
 )
 from cues.pinyin import loose_match, name_key
+from cues.sheet.call_table import parse_calls
 from cues.sheet.checker import SheetChecker, Where, closest, describe_value, is_number
 from cues.sheet.cue_pieces import parse_pieces
 from cues.sheet.shooting_table import parse_shooting
@@ -31,7 +32,7 @@ from cues.sheet.triggers import parse_trigger
 CUE_KEYS = {
     "id", "kind", "title", "at", "trigger", "pieces", "zhong", "performers", "instruments",
     "stop", "moves", "song", "jie", "listen", "ou", "when", "unless", "source",
-    "pre_wait_s", "post_wait_s", "duration_s", "operator_ends", "note", "choices",
+    "pre_wait_s", "post_wait_s", "duration_s", "operator_ends", "note", "choices", "calls",
 }
 CHOICE_KEYS = {"field", "reason"}
 STOP_KEYS = {"event", "at"}
@@ -83,7 +84,7 @@ def parse_cue(checker: SheetChecker, data: object, index: int, base: Path | None
         shooting=shooting, pre_wait_s=waits.get("pre_wait_s", 0.0),
         post_wait_s=waits.get("post_wait_s", 0.0), duration_s=waits.get("duration_s"),
         operator_ends=operator_ends, line=checker.lines.line("cue", index),
-        choices=_choices(checker, data, where),
+        choices=_choices(checker, data, where), calls=parse_calls(checker, data, kind, where),
     )
 
 

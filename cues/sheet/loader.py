@@ -133,6 +133,7 @@ def _rite(checker: SheetChecker, data: dict, base: Path | None) -> Rite | None:
         settings=MappingProxyType(dict(settings)), readings=readings, path=checker.path,
     )
     cited = rite.cited_files()
+    _check_callers(checker, cues, {p.name for p in layout})
     _check_quoted_moments(checker, cues, cited)
     check_choice_quotes(checker, readings, cited)
     return None if checker.errors else rite
@@ -166,6 +167,18 @@ def _rite_head(checker: SheetChecker, data: dict) -> dict[str, Any]:
                                      cue=None, required=False, key="layout_source")
     return {"id": rid, "title": title, "work": work, "hang": hang, "aliases": aliases,
             "signals": signals, "layout_source": layout_source}
+
+
+def _check_callers(checker: SheetChecker, cues: Sequence[Cue], places: set[str]) -> None:
+    """Whoever calls (``calls.who``) stands at a position of the layout: the call sounds there."""
+    for cue in cues:
+        for call in cue.calls:
+            if call.who not in places:
+                checker.error(f"a call's who = {call.who!r} is not a [[position]] of the layout: "
+                              f"the call sounds where its caller stands; expected one of "
+                              f"{', '.join(sorted(places)) or 'the positions'}", table="cue",
+                              index=checker.lines.index_at("cue", cue.line), key="calls",
+                              cue=cue.id)
 
 
 def _check_quoted_moments(checker: SheetChecker, cues: Sequence[Cue],

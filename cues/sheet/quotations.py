@@ -43,6 +43,15 @@ def misquotations(text: str, files: Sequence[str]) -> list[str]:
     return [part for part in quoted_parts(text) if not found_in_classic(part, files)]
 
 
+def is_verbatim(text: str, files: Iterable[str]) -> bool:
+    """Whether the whole of ``text`` is the texts' own words: every piece between its
+    ellipses (cuts) found, punctuation aside, in one of ``files`` — else it is a paraphrase,
+    and ``show`` says so rather than print it between 「」."""
+    files = tuple(files)
+    parts = [p for p in ELLIPSIS.split(text) if normalize(p)]
+    return bool(parts) and all(found_in(p, files) for p in parts)
+
+
 def misquotation_message(key: str, part: str, files: Sequence[str]) -> str:
     if any(quote_found(part, f) for f in files):
         return (f"{key!r} quotes 「{part}」, which the texts this sheet cites have only in a "

@@ -120,8 +120,17 @@ def _choice_cues(
         for error in probe.errors:
             checker.error(f"{prefix}: {error.message}", key="cues", cue=cue_id, **where)
         if cue is not None and not probe.errors:
-            out[cue_id] = cue
+            # the variants its cue plays under, to say which one a value needs (select_readings)
+            out[cue_id] = replace(cue, when=_names(table.get("when")),
+                                  unless=_names(table.get("unless")))
     return out
+
+
+def _names(raw: object) -> tuple[str, ...]:
+    """A cue's ``when``/``unless`` as written (one string or a list; checked by the loader)."""
+    if isinstance(raw, str):
+        return (raw,)
+    return tuple(v for v in raw if isinstance(v, str)) if isinstance(raw, list) else ()
 
 
 def _choice_setting(checker: SheetChecker, raw: dict, name: str, value: str,

@@ -2,7 +2,8 @@
 
 One idea, a data table.  The 歌 (``instruments.voices.sung``) sings a vowel per syllable: it needs
 the syllable's final (the vowel and its coda) and its initial (the consonant onset), nothing else.
-The table covers the 314 characters of the twelve songs' lyrics (``cues.repertoire``) and was
+The table covers the 314 characters of the twelve songs' lyrics (``cues.repertoire``) and the
+獲者's two calls, 獲 and 諾 (``sequencer.timeline.calls``), and was
 generated once with pypinyin 0.55.0 (``Style.INITIALS`` / ``Style.FINALS``, ``strict=True``, the
 first reading of a heteronym), so the project needs no pinyin library at run time.  The readings
 are modern standard Mandarin — a documented choice: the Zhou pronunciation is reconstructed only
@@ -33,13 +34,13 @@ _TABLE = """
 歸g.uei 母m.u 每m.ei 氏sh.i 民m.in 永-.iong 求q.iou 汕sh.an 污-.u 沃-.uo 沚zh.i
 河h.e 沼zh.ao 洲zh.ou 流l.iou 淑sh.u 湘x.iang 湛zh.an 潦l.ao 澣h.uan 濡r.u 濩h.uo
 濱b.in 灌g.uan 為-.uei 烝zh.eng 無-.u 然r.an 燕-.ian 爰-.van 父f.u 爾-.er 牖-.iou
-牡m.u 物-.u 玄x.van 王-.uang 琴q.in 瑟s.e 瓠h.u 甘g.an 用-.iong 疆j.iang 痡f.u 瘏t.u
+牡m.u 物-.u 獲h.uo 玄x.van 王-.uang 琴q.in 瑟s.e 瓠h.u 甘g.an 用-.iong 疆j.iang 痡f.u 瘏t.u
 百b.ai 皇h.uang 盈-.ing 盛sh.eng 盬g.u 眉m.ei 矣-.i 砠j.v 示sh.i 祁q.i 私s.i 窈-.iao
 窕t.iao 笙sh.eng 筐k.uang 筥j.v 簧h.uang 絲s.i 絺ch.i 綌x.i 綏s.uei 維-.uei 纍l.ei
 罍l.ei 罩zh.ao 罶l.iou 翩p.ian 者zh.e 耇g.ou 耳-.er 臺t.ai 艾-.ai 芩q.in 芼m.ao
 苞b.ao 若r.uo 苹p.ing 茂m.ao 荇x.ing 莫m.o 菜c.ai 華h.ua 萊l.ai 萋q.i 萬-.uan 葉-.ie
 葛g.e 蒿h.ao 薄b.ao 藻z.ao 蘋p.ing 蘩f.an 處ch.u 虺h.uei 行x.ing 衎k.an 衣-.i 被b.ei
-覃t.an 視sh.i 觥g.ong 言-.ian 詢x.vn 誰sh.uei 諏z.ou 諗sh.en 謀m.ou 谷g.u 豈q.i
+覃t.an 視sh.i 觥g.ong 言-.ian 詢x.vn 誰sh.uei 諏z.ou 諗sh.en 諾n.uo 謀m.ou 谷g.u 豈q.i
 賓b.in 載z.ai 輾zh.an 轉zh.uan 轡p.ei 逑q.iou 遐x.ia 遑h.uang 道d.ao 遲ch.i 還h.ai
 邦b.ang 酌zh.uo 酒j.iou 采c.ai 野-.ie 金j.in 釜f.u 錡q.i 鍾zh.ong 關g.uan 陟zh.i
 隤t.uei 隰x.i 集j.i 雎j.v 靡m.i 音-.in 頃q.ing 飛f.ei 食sh.i 馬m.a 馳ch.i 駒j.v

@@ -136,11 +136,16 @@ def _agreed_grids(path: Path, provenance: Provenance, request: CheckRequest,
     """The 射節 grids of the file's timeline compiled again with what the user passed in place
     of what the file says — once every difference between the two is ruled out (UserError
     naming them)."""
+    from cues.builtin import resolve_rite_name
     from sequencer.timeline.groups import note_selection
     from sequencer.timeline.selection import compiled_part, selected_rite
 
     differences = []
     readings = request.readings or tuple(f"{k}={v}" for k, v in provenance.readings.items())
+    if request.rite is not None and not request.readings:
+        named = resolve_rite_name(request.rite)
+        if named is not None and named != provenance.rite:
+            readings = ()  # the file's readings are its own rite's: the rites differ, said below
     variants = request.variants or provenance.variants
     target = request.rite or provenance.target or ""
     try:  # a piece is played by the file's ensemble

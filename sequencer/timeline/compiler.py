@@ -17,6 +17,7 @@ from cues.catalog import canonical_instrument
 from cues.errors import UserError
 from cues.limits import TIMELINE_NOTES, TIMELINE_SECONDS, over_limit
 from cues.model import TRIGGER_FOLLOW, TRIGGER_GO, Cue, Rite, Trigger
+from sequencer.timeline.calls import round_calls
 from sequencer.timeline.ensemble import Ensemble, rite_instruments
 from sequencer.timeline.events import MARKER_CUE, CueSpan, Marker, Note, Timeline
 from sequencer.timeline.piece_notes import default_voices, play_piece, played_pieces
@@ -64,12 +65,14 @@ def _play_cue(ens: Ensemble, start: int, cue: Cue) -> tuple[CueSpan, list[Marker
     for i, ref in enumerate(played_pieces(cue)):
         begin, end = end, play_piece(ens, end, ref, cue, voices, first=i == 0)
         sections.append((ref.title, begin, end))
+    if cue.calls and not cue.is_music:
+        end = max(end, round_calls(ens, start, cue))
     if cue.duration_s is not None:
         end = max(end, start + to_ticks(cue.duration_s))
     if cue.is_music:
         fixed = not cue.operator_ends and cue.stop is None
     else:
-        fixed = cue.duration_s is not None
+        fixed = cue.duration_s is not None or bool(cue.calls)
     return CueSpan(cue.id, cue.kind, start, end, fixed, sections=tuple(sections)), []
 
 

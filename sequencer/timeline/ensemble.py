@@ -28,8 +28,8 @@ STROKE_VELOCITY = 90
 STROKE_TICKS = TICKS_PER_SECOND // 8  # how long a drum stroke is written
 
 # an instrument the layout does not place stands with its fellows: (follower, leader)
-_STANDS_WITH = (("和", "笙"), ("鼙", "鼓"), ("鼓", "建鼓"), ("應鼙", "建鼓"), ("朔鼙", "建鼓"),
-                ("鑮", "編鐘"))
+_STANDS_WITH = (("和", "笙"), ("鼓", "建鼓"), ("鼙", "鼓"), ("鼙", "建鼓"), ("應鼙", "建鼓"),
+                ("朔鼙", "建鼓"), ("鑮", "編鐘"))
 
 
 def rite_instruments(rite: Rite, defaults: Callable[[Cue], set[str]] | None = None,
@@ -83,16 +83,17 @@ class Ensemble:
             inst = self._instruments[name] = get_instrument(name)
         return inst
 
-    def _place(self, instrument: str) -> dict:
-        name = self._where.get(instrument, "")
+    def _place(self, instrument: str, place: str | None = None) -> dict:
+        name = place if place is not None else self._where.get(instrument, "")
         x, y = self._coords.get(name, (0.0, 0.0))
         return {"position": name, "x": x, "y": y}
 
     def pitched(
         self, tick: int, length: int, instrument: str, semitones: int, cue: str,
-        lyric: str | None = None, velocity: int | None = None,
+        lyric: str | None = None, velocity: int | None = None, place: str | None = None,
     ) -> None:
-        """A note ``semitones`` above 黃鍾 in the tuning (none when it falls off the keyboard)."""
+        """A note ``semitones`` above 黃鍾 in the tuning (none when it falls off the keyboard),
+        where ``instrument`` stands, or at the position ``place`` (a caller's voice)."""
         inst = self.instrument(instrument)
         pitch = self._pitches.get(semitones)
         if pitch is None:
@@ -105,7 +106,7 @@ class Ensemble:
             tick=tick, duration=max(1, length), channel=inst.channel, key=key,
             velocity=velocity or VELOCITY.get(instrument, PITCHED_VELOCITY), instrument=inst.name,
             cue=cue, bend=bend, semitones=semitones, hz=hz, lyric=lyric,
-            **self._place(inst.name),
+            **self._place(inst.name, place),
         ))
 
     def keyed(self, tick: int, length: int, instrument: str, key: int, velocity: int,

@@ -4,8 +4,9 @@
   at ``tempo_bpm`` syllables a minute: the 工 sing (歌, with the lyric, an octave under the
   written 律: they were men, ``cues.melody_octaves``; each syllable's velocity its stress and
   its phrase's arch, ``sequencer.timeline.phrasing``) and the 瑟 double them; in 合樂 and
-  無算樂 the 笙 double the written 律 and the 和 an octave above, and the 磬 strikes the first
-  note of every stanza.  One 終 is one pass through the whole piece.
+  無算樂 the 笙 double the written 律 and the 和 an octave above, and the 磬 (and the 鍾 of a
+  lord's 合樂, 「鍾磬之節」) strikes the first note of every stanza.  One 終 is one pass
+  through the whole piece.
 - A piece whose melody is lost is never given one.  It is realized as structure only, for
   ``lost_zhong_seconds`` a 終: the 瑟 pluck a drone on 黃鍾 and 林鍾 (sung pieces), the 笙/和 or
   管 hold it (笙詩, 新宮); a 舞 sung by the 工 (the 勺) adds one stroke of each listed drum a
@@ -55,7 +56,11 @@ BELLS_LEAD_VELOCITY = 112
 DRUMS_ANSWER_VELOCITY = {"建鼓": 70, "鼓": 70, "朔鼙": 64, "應鼙": 64, "鼙": 64}
 _MELODY_VOICES = MELODY_OCTAVES  # who plays a melody, at what octave of it
 _HELD = _MELODY_VOICES[2:]  # the winds hold a lost piece's drone
-SINGERS = frozenset({"歌", "瑟"})  # the voices of a song without the winds
+SINGERS = frozenset({"歌", "瑟"})
+# the hung instruments a sung piece strikes on each stanza's first note (PROJECT CHOICE: the
+# texts say the 磬, and at a lord's 合樂 the 鍾, sound — 「不用鍾磬之節」 sets apart the one
+# music that lacks them — but not when)
+STANZA_STRUCK = ("編磬", "編鐘")  # the voices of a song without the winds
 _REALIZATION_VOICE = {BY_SINGERS: "歌", BY_SHENG: "笙", BY_GUAN: "管", BY_BELLS: "編鐘"}
 
 
@@ -112,8 +117,9 @@ def _melody(ens: Ensemble, tick: int, piece: repertoire.Piece, cue: Cue, voices:
             at = tick + int(i * step)
             length = tick + int((i + 1) * step) - at
             play_syllable(ens, at, length, semi, syllable, cue.id, voices, levels[n])
-            if n == 0 and "編磬" in voices:
-                ens.pitched(at, length * 2, "編磬", semi, cue.id)
+            for struck in STANZA_STRUCK:  # 「鍾磬之節」: they mark the stanza's start
+                if n == 0 and struck in voices:
+                    ens.pitched(at, length * 2, struck, semi, cue.id)
             i += 1
     return tick + int(i * step)
 

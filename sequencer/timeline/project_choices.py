@@ -2,7 +2,8 @@
 of reason (``show --json`` ``choices``; docs/fidelity-code.md section 4).
 
 A sheet names its own (a cue's ``choices``); the compiler adds those its settings decide: the
-length of a 射節's 節, of a lost piece's 終, the drum pattern and release rule of a 射節, the
+length of a 射節's 節, of a lost piece's 終, the drum pattern and release rule of a 射節, its
+silent winds and its pairs back to back, the 磬 (and 鍾) on each stanza's first note, the
 4-second 節 of a bell-and-drum piece, and the nominal length of a cue the operator ends.
 """
 
@@ -10,9 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from cues import repertoire
 from cues.model import Cue
+from sequencer.timeline import drums
 from sequencer.timeline.events import CueSpan
-from sequencer.timeline.piece_notes import BELL_AND_DRUM_JIE_TICKS, BELL_AND_DRUM_KINDS
+from sequencer.timeline.piece_notes import (
+    BELL_AND_DRUM_JIE_TICKS,
+    BELL_AND_DRUM_KINDS,
+    STANZA_STRUCK,
+)
 from sequencer.timeline.settings import CompileSettings
 from sequencer.timeline.timebase import seconds
 
@@ -39,9 +46,22 @@ def automatic_choices(
     if cue.kind == SHOOTING:
         add("drum_pattern", settings.drum_pattern,
             f"the drum's strokes inside a 節: pattern {settings.drum_pattern}, "
-            f"reading {settings.drum_reading}")
+            f"reading {settings.drum_reading} — "
+            + ("no source: the 鼓 on the 節, the 鼙 on its quarters (the project's)"
+               if settings.drum_pattern == drums.DEFAULT_PATTERN else
+               "投壺's 魯鼓/薛鼓, the 燕射's (「射謂燕射」); which house's, the project's"))
         add("release_rule", settings.release_rule,
             f"when a release accords with the drum: rule {settings.release_rule}")
+        add("winds", None, "the 笙, 和 and 管 are silent in a 射節: the texts name the 工's song "
+            "and the drum, no winds")
+        add("ou", None, "each 耦's 節 follow the last 耦's without a break: the texts give no "
+            "pause between the pairs")
+    if cue.kind not in BELL_AND_DRUM_KINDS and any(
+            c.name in STANZA_STRUCK for c in cue.instruments) and any(
+            repertoire.canonical_title(p.title) and not repertoire.get_piece(p.title).lost
+            for p in cue.pieces):
+        add("stanza_strike", None, "the 磬 (and a lord's 鍾) strike the first note of each "
+            "stanza: the texts say they sound in the music, not when")
     if cue.kind in BELL_AND_DRUM_KINDS and any(p.realization is None for p in cue.pieces):
         add("jiu_xia_jie_s", float(seconds(BELL_AND_DRUM_JIE_TICKS)),
             "a bell-and-drum 節 every 4 s: the music is lost")

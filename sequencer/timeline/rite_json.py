@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from dataclasses import fields
 from fractions import Fraction
+from pathlib import Path
 
 from cues import repertoire
-from cues.model import Count, Cue, Rite, Setting
+from cues.model import WU_SHENG, Call, Count, Cue, Rite, Setting
 from cues.passages import citation_json, edition_of
+from cues.sheet.quotations import is_verbatim
+from cues.sources import texts_beside
 from sequencer.timeline.events import Timeline
 from sequencer.timeline.project_choices import automatic_choices, sheet_choices
 from sequencer.timeline.settings import CompileSettings, make_settings
@@ -71,6 +74,8 @@ def cue_json(cue: Cue, timeline: Timeline | None,
     fragments = _fragments(cue)
     if fragments:
         out["fragments"] = fragments
+    if cue.calls:
+        out["calls"] = [_call_json(c) for c in cue.calls]
     if cue.moves:
         out["moves"] = [{"name": m.name, "x": m.x, "y": m.y} for m in cue.moves]
     if cue.when or cue.unless:
@@ -87,6 +92,18 @@ def cue_json(cue: Cue, timeline: Timeline | None,
     settings = settings or compiled_settings(timeline)
     out["choices"] = (sheet_choices(cue, out, settings)
                       + automatic_choices(cue, settings, span, out["lost"]))
+    return out
+
+
+def _call_json(call: Call) -> dict:
+    """A pitched call: who, the words, each pitch (五聲, semitones above 黃鍾) and its length."""
+    out: dict = {"who": call.who, "words": call.words,
+                 "pitches": [{"name": p, "semitones": WU_SHENG[p], "seconds": s}
+                             for p, s in zip(call.pitches, call.seconds, strict=True)],
+                 "times": call.times,
+                 "source": {"work": call.source.work, "quote": call.source.quote}}
+    if call.source.file:
+        out["source"]["file"] = call.source.file
     return out
 
 
@@ -135,6 +152,8 @@ def reading_json(reading: Setting) -> dict:
 def rite_json(rite: Rite, timeline: Timeline | None = None) -> dict:
     """A rite as ``show --json`` prints it (cue times and settings when a timeline is given)."""
     settings = compiled_settings(timeline)
+    cues = [cue_json(c, timeline, settings) for c in rite.cues]
+    _mark_paraphrases(rite, cues)
     return {
         "rite": rite.id,
         "title": rite.title,
@@ -147,6 +166,19 @@ def rite_json(rite: Rite, timeline: Timeline | None = None) -> dict:
                      for v in rite.variants],
         "readings": [reading_json(r) for r in rite.readings],
         "settings": settings_json(settings) if timeline is not None else {},
-        "cues": [cue_json(c, timeline, settings) for c in rite.cues],
+        "cues": cues,
         "texts": [{"file": f, "edition": edition_of(f)} for f in rite.cited_files()],
     }
+
+
+def _mark_paraphrases(rite: Rite, cues: list[dict]) -> None:
+    """Each cue's ``at_verbatim`` (and its stop's ``verbatim``): whether the moment is the
+    texts' own words (pieces between ellipses found in the texts the sheet cites) or a
+    paraphrase, which ``show`` marks as such."""
+    cited = rite.cited_files()
+    folder = Path(rite.path).parent if rite.path else None
+    with texts_beside(folder):  # a user's own texts are beside the sheet
+        for cue in cues:
+            cue["at_verbatim"] = is_verbatim(cue["at"], cited)
+            if "stop" in cue:
+                cue["stop"]["verbatim"] = is_verbatim(cue["stop"]["at"], cited)

@@ -62,7 +62,26 @@ def _cue_rows(number: int, cue: dict[str, Any]) -> list[str]:
             f"{pad(cue['kind'], KIND_WIDTH)} {start:>8} "
             f"{length + mark['duration_s']:>8}  {cue['trigger'] + mark['trigger']:<10}  "
             f"{pieces}",
-            f"    at 「{cue['at']}」 — {cited(cue['source'])}: 「{cue['source']['quote']}」"]
+            f"    at {_moment(cue)} — {cited(cue['source'])}: 「{cue['source']['quote']}」",
+            *_call_rows(cue)]
+
+
+def _moment(cue: dict[str, Any]) -> str:
+    """The cue's ``at``: between 「」 when it is the texts' words, else marked a paraphrase."""
+    if cue.get("at_verbatim", True):
+        return f"「{cue['at']}」"
+    return f"(paraphrase) {cue['at']}"
+
+
+def _call_rows(cue: dict[str, Any]) -> list[str]:
+    """Each pitched call of a round: who calls what on which 聲, and the passage."""
+    rows = []
+    for call in cue.get("calls", ()):
+        each = "each 耦" if cue["kind"] == "射節" else f"×{call['times']}"
+        sung = " then ".join(f"{p['name']} {p['seconds']:g} s" for p in call["pitches"])
+        rows.append(f"    call: {call['who']} 「{call['words']}」 on {sung}, {each} — "
+                    f"{call['source']['work']}: 「{call['source']['quote']}」")
+    return rows
 
 
 def groups_line(groups: list[dict[str, Any]]) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from cues import repertoire
 from cues.model import Cue
 from sequencer.timeline import drums, phrasing
+from sequencer.timeline.calls import turn_calls
 from sequencer.timeline.ensemble import Ensemble
 from sequencer.timeline.events import CueSpan, Marker
 from sequencer.timeline.piece_notes import DRONE, LARGE_DRUMS, SINGERS, SMALL_DRUMS, play_syllable
@@ -56,6 +57,8 @@ def shoot(ens: Ensemble, tick: int, cue: Cue, voices: set[str],
                     struck = played if offset == 0 else struck
                     small_strokes += drum == small
             markers.append(Marker.jie(struck, cue.id, k, n, cycle))
+            if k == shooting.listen + 1 and cue.calls:  # the first hit of this 耦's turn
+                turn_calls(ens, at, jie, cue)
             # the others play the 節 with the drum that strikes it, until the next 節's tick
             length = at + jie - struck
             for bell, octave in bells:  # 「奏樂以鼓鑮為節」
