@@ -42,7 +42,8 @@ from instruments.mix.levels import voice_gain
 from instruments.mix.limiter import LIMITER_CHUNK, PeakLimiter
 from instruments.mix.loudness_estimate import estimated_gain
 from instruments.mix.placement import DEFAULT_LISTENER
-from instruments.mix.room import DEFAULT_ROOM, ROOMS, Room, spread
+from instruments.mix.room import DEFAULT_ROOM, ROOMS, Room, room_tone, spread
+from instruments.processes.blas_threads import one_blas_thread
 from instruments.voices import notes as voices
 from instruments.voices.models import DRUMS, REFERENCE_HZ, NoteKey, key_length, stroke_gain
 from instruments.voices.strings import repluck_stops
@@ -263,12 +264,16 @@ def mastered_blocks(
     mastered on processes: the same bytes).  With ``reference`` (the whole of which ``notes``
     are a part) the courtyard's time zero and the loudness gain are the reference's."""
     _check_render_settings(sample_rate, block_s)
+    one_blas_thread()  # the room's small products: no BLAS threads waiting for a core
     note_list = list(notes)
     room = Room(how.room, sample_rate, how.listener)
     placed = _plan(note_list, sample_rate, room)
     whole = placed if reference is None else _plan(reference, sample_rate, room)
     room.start_at_nearest({p.place for p in whole},
                           {p.place for p in whole if p.key.instrument in MARKS_THE_JIE})
+    room.tone = room.has_tail and reference is None  # a part of a render carries no room tone
+    if room.tone:
+        room_tone(sample_rate)  # made once, before any process forks
     total = max((p.end for p in placed), default=0)
     total += room.extra if placed else 0
     block = max(1, round(block_s * sample_rate / LIMITER_CHUNK)) * LIMITER_CHUNK
