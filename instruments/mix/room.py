@@ -57,6 +57,7 @@ EAR_HEIGHT_M = 1.6  # a standing listener
 TAIL_T60_S = 0.7
 TAIL_LENGTH_S = 0.85  # the tail's response is cut 73 dB under its start
 TAIL_ONSET_S = 0.02  # the diffuse tail builds up over the first reflections
+TAIL_FLATTENING = 5  # rounds that flatten the tail's spectrum (``_tail_response``)
 TAIL_SEND = 1.0  # the tail as loud as the direct sound in its band (docs/voices.md: EDT, T30)
 TAIL_DECIMATION = 4  # the low rate of the reflections and the tail: 12 kHz at 48 kHz
 PATH_PHASE_TAPS = 16  # the low-rate path's filter: 4·16 + 1 taps, one per full-rate sample
@@ -216,14 +217,26 @@ class Room:
 @cache
 def _tail_response(sample_rate: int) -> np.ndarray:
     """The two ears' tail responses (2, m) at sample_rate / TAIL_DECIMATION, unit energy each:
-    independent noises decaying by 60 dB in ``TAIL_T60_S``, built up over ``TAIL_ONSET_S``."""
+    independent noises decaying by 60 dB in ``TAIL_T60_S``, built up over ``TAIL_ONSET_S``,
+    their spectra made flat (``TAIL_FLATTENING`` rounds of: every frequency's magnitude set
+    to one, then the envelope set back, over 5 ms).  A decaying noise's spectrum swings
+    ±6 dB from frequency to frequency (a sustained note's partials would each meet their own
+    gain); the flattened one's stays within −2/+1 dB, so what the tail adds to a note is what
+    its energy says (``instruments.mix.loudness_estimate``)."""
     rate = sample_rate / TAIL_DECIMATION
     m = int(TAIL_LENGTH_S * rate)
     t = np.arange(m) / rate
     rng = np.random.default_rng(1770)
-    noise = rng.standard_normal((2, m))
-    onset = np.minimum(1.0, t / TAIL_ONSET_S)
-    ir = noise * np.exp(-6.91 * t / TAIL_T60_S) * onset
+    envelope = np.exp(-6.91 * t / TAIL_T60_S) * np.minimum(1.0, t / TAIL_ONSET_S)
+    ir = rng.standard_normal((2, m)) * envelope
+    size = 1 << (4 * m - 1).bit_length()
+    window = np.ones(max(1, round(0.005 * rate))) / max(1, round(0.005 * rate))
+    for _ in range(TAIL_FLATTENING):
+        spectrum = np.fft.rfft(ir, size, axis=1)
+        flat = np.fft.irfft(spectrum / np.maximum(np.abs(spectrum), 1e-30), size, axis=1)[:, :m]
+        for ear in range(2):
+            local = np.sqrt(np.convolve(flat[ear] ** 2, window, "same"))
+            ir[ear] = flat[ear] / np.maximum(local, 1e-30) * envelope
     ir /= np.sqrt((ir ** 2).sum(axis=1, keepdims=True))
     return ir
 
