@@ -2,9 +2,9 @@
 
 Each note plays at its voice's catalog level (``instruments.mix.levels.voice_gain``) times its
 stroke level (a drum stroke's force, a bell's or stone's ±0.75 dB, seeded by the note:
-``stroke_gain``), and is heard
-through ``instruments.mix.room``: in the courtyard its direct sound, three early reflections and a
-share of the tail, each delayed by its path; dry, the old constant-power pan and 1/d attenuation
+``stroke_gain``), and is heard through ``instruments.mix.room``: in the courtyard its direct
+sound, the ground's and the walls' reflections and a share of the tail, each delayed by its
+path, over the room tone; dry, the old constant-power pan and 1/d attenuation
 (``instruments.mix.placement``) only.
 
 Mixing (``render``) is block by block: notes are sorted by onset, each note's cached waveform
@@ -16,7 +16,7 @@ fixed order (float32 per place, float64 per stem), so the same notes always give
 Mastering: with a ``loudness`` target the whole render is scaled so that the BS.1770 integrated
 loudness of the written file, after the limiter, is the target — estimated from the notes
 before the one mixing pass (``instruments.mix.loudness_estimate``) — without one it plays at the
-catalog level; then the look-ahead peak limiter of ``instruments.mix.limiter`` (ceiling 0.98).
+catalog level; then the look-ahead true-peak limiter of ``instruments.mix.limiter`` (−1 dBTP).
 The limiter's peak for a chunk is the largest |sample| of the mix *and of every stem* in the
 chunk (stems that cancel in the mix can be louder than it), and the same gain curve is applied
 to every stem, so the stems still sum to the mix and none of them clips either. Without stems
@@ -316,7 +316,7 @@ def render(
     block_s: float = DEFAULT_BLOCK_S, how: Mastering | None = None,
     progress: Progress | None = None,
 ) -> Iterator[np.ndarray]:
-    """Yield the mastered stereo mix as float32 blocks of shape (n, 2), |sample| ≤ 0.98.
+    """Yield the mastered stereo mix as float32 blocks of shape (n, 2), true peak ≤ −1 dBTP.
 
     The notes are validated (UserError) and planned up front; synthesis and mixing happen
     lazily, block by block, as the iterator is consumed.

@@ -8,19 +8,24 @@
   together, with the nearest one's delay, and nothing is heard before them (PROJECT CHOICE:
   the strokes of a 射節 that several drums and a 鑮 share keep one grid, 「間若一」, and
   ``yuezheng check`` holds on a courtyard render);
-* three early reflections, image sources in the hall's facade (``HALL_FACADE_Y`` north of
-  the hall's front edge, reflection factor ``FACADE_REFLECTION``) and the courtyard's east
-  and west walls (x = ±``COURT_HALF_WIDTH_M``, ``WALL_REFLECTION``): each an image source with
-  its own pan, 1/d attenuation and delay, computed at 1/``TAIL_DECIMATION`` of the sample
-  rate like the tail (PROJECT CHOICE: the earth walls and the open colonnade return little
-  above 3 kHz);
-* a short decorrelated tail: two independent exponentially decaying noises (T60
-  ``TAIL_T60_S``, darkened above ``TAIL_DECIMATION``'s band), one per ear, each fed by every
-  source at ``TAIL_SEND`` × its direct gain to that ear (the tail keeps the source's side);
-  it is convolved at 1/``TAIL_DECIMATION`` of the sample rate (the tail has no energy up
-  there).  Reflections and tail are one low-rate path per stem (``Wet``): each place's block
-  is decimated once and the stem's sum brought back to the full rate once, which keeps the
-  render fast.
+* the ground's reflection (``ground``), at the full rate: the direct sound's pan, factor
+  ``GROUND_REFLECTION``, later by the path over the ground (source ``SOURCE_HEIGHT_M``, ear
+  ``EAR_HEIGHT_M`` above it);
+* the walls' reflections, image sources (``_images``) in the hall's facade (``HALL_FACADE_Y``
+  north of the hall's front edge, ``FACADE_REFLECTION``), the east and west walls
+  (x = ±``COURT_HALF_WIDTH_M``, ``WALL_REFLECTION``), the south wall with its gate
+  (``SOUTH_WALL_Y``, ``SOUTH_REFLECTION``) and the side walls' flutter (the images of up to
+  ``FLUTTER_ORDERS`` bounces between them): each with its own pan, 1/d attenuation and delay;
+* a decorrelated tail: two independent decaying noises (T60 ``TAIL_T60_S``, spectra
+  flattened), one per ear, each fed by every source at ``TAIL_SEND`` × its direct gain to
+  that ear (the tail keeps the source's side);
+* the courtyard's air (``room_tone``), added by the mixer (``instruments.mix.blocks``).
+
+Reflections and tail are one low-rate path per stem (``Wet``) at 1/``TAIL_DECIMATION`` of the
+sample rate: each place's block is low-passed and decimated once (``decimated``) and the
+stem's sum interpolated back once, both through ``path_filter`` (no aliases, no images:
+PROJECT CHOICE, the earth walls and the open colonnade return little above ~4 kHz), which
+keeps the render fast.
 
 Each frame (堵) of a hang is spread over ``FRAME_WIDTH_M``: a piece of a 編鐘 or 編磬 sounds from
 its own place along the frame, the low pieces at its west end, by pitch (``spread``).
@@ -57,7 +62,7 @@ EAR_HEIGHT_M = 1.6  # a standing listener
 TAIL_T60_S = 0.7
 TAIL_LENGTH_S = 0.85  # the tail's response is cut 73 dB under its start
 TAIL_ONSET_S = 0.02  # the diffuse tail builds up over the first reflections
-TAIL_FLATTENING = 5  # rounds that flatten the tail's spectrum (``_tail_response``)
+TAIL_FLATTENING = 2  # rounds that flatten the tail's spectrum (``_tail_response``)
 TAIL_SEND = 1.0  # the tail as loud as the direct sound in its band (docs/voices.md: EDT, T30)
 TAIL_DECIMATION = 4  # the low rate of the reflections and the tail: 12 kHz at 48 kHz
 PATH_PHASE_TAPS = 16  # the low-rate path's filter: 4·16 + 1 taps, one per full-rate sample
@@ -218,11 +223,12 @@ class Room:
 def _tail_response(sample_rate: int) -> np.ndarray:
     """The two ears' tail responses (2, m) at sample_rate / TAIL_DECIMATION, unit energy each:
     independent noises decaying by 60 dB in ``TAIL_T60_S``, built up over ``TAIL_ONSET_S``,
-    their spectra made flat (``TAIL_FLATTENING`` rounds of: every frequency's magnitude set
+    their spectra flattened (``TAIL_FLATTENING`` rounds of: every frequency's magnitude set
     to one, then the envelope set back, over 5 ms).  A decaying noise's spectrum swings
-    ±6 dB from frequency to frequency (a sustained note's partials would each meet their own
-    gain); the flattened one's stays within −2/+1 dB, so what the tail adds to a note is what
-    its energy says (``instruments.mix.loudness_estimate``)."""
+    ±6 dB from frequency to frequency (5.6 dB standard deviation: a sustained note's partials
+    each meet their own gain, and the loudness estimate's class of notes missed the 升歌 by
+    0.45 LU); two rounds bring it to 1.5 dB (more would flatten it further but leave narrow
+    lines ringing in the late tail)."""
     rate = sample_rate / TAIL_DECIMATION
     m = int(TAIL_LENGTH_S * rate)
     t = np.arange(m) / rate
