@@ -24,12 +24,6 @@ from instruments.mix.room import TAIL_DECIMATION, Room, Wet, decimated, room_ton
 from instruments.voices import notes as voices
 
 MIX_THREADS = 2
-DC_BLOCK_HZ = 5.0
-"""The DC blocker's corner: a one-pole high-pass on every stem's block (−0.01 dB at 40 Hz)."""
-DC_SETTLE = 48000
-"""Samples after which the DC blocker has forgotten where it started (its state falls e⁻³¹
-at 48 kHz, past float32's precision): a run that starts later mixes at least this much
-before its first block."""
 SEGMENT_BLOCKS = 32
 """Blocks one thread mixes at a time (besides its pre-roll)."""
 
@@ -48,8 +42,8 @@ class _Spill:
         self.wets: dict[str, Wet] = {}
 
     def _stem_block(self, stem: str, n: int) -> np.ndarray:
-        """A stem's (2, n + max_delay) float32 block, opening with what the last one left."""
-        d = self.room.max_delay
+        """A stem's (2, n + max_direct) float32 block, opening with what the last one left."""
+        d = self.room.max_direct
         st = np.empty((2, n + d), dtype=np.float32)
         carry = self.carry.pop(stem, None)
         if carry is None:
@@ -94,32 +88,9 @@ class _Spill:
             wet = self.wets.get(stem)
             if wet is not None and not wet.add_to(st, n):
                 del self.wets[stem]
-            if room.max_delay and np.any(st[:, n:]):
+            if room.max_direct and np.any(st[:, n:]):
                 self.carry[stem] = st[:, n:]
         return {stem: st[:, :n] for stem, st in out.items()}
-
-
-class _DcBlocker:
-    """The one-pole high-pass (``DC_BLOCK_HZ``) of each stem, its state carried from block to
-    block (float32, the same arithmetic whatever the block: the same bytes)."""
-
-    def __init__(self, sample_rate: int) -> None:
-        pole = math.exp(-2.0 * math.pi * DC_BLOCK_HZ / sample_rate)
-        gain = (1.0 + pole) / 2.0  # unity at the Nyquist frequency
-        self.b = np.array([gain, -gain], dtype=np.float32)
-        self.a = np.array([1.0, -pole], dtype=np.float32)
-        self.state: dict[str, np.ndarray] = {}
-
-    def block(self, out: dict[str, np.ndarray]) -> None:
-        """High-pass every stem of ``out`` ((2, n) float32 each) in place of it."""
-        from scipy.signal import lfilter
-
-        for stem, x in out.items():
-            zi = self.state.get(stem)
-            if zi is None:
-                zi = np.zeros((2, 1), dtype=np.float32)
-            y, self.state[stem] = lfilter(self.b, self.a, x, axis=1, zi=zi)
-            out[stem] = y.astype(np.float32, copy=False)
 
 
 def _add_tone(out: dict[str, np.ndarray], stems: Sequence[str], sample_rate: int, b0: int,
@@ -129,21 +100,17 @@ def _add_tone(out: dict[str, np.ndarray], stems: Sequence[str], sample_rate: int
     tone = room_tone(sample_rate)
     size = tone.shape[1]
     share = np.float32(1.0 / len(stems))
-    part = np.empty((2, n), dtype=np.float32)
-    at, done = b0 % size, 0
-    while done < n:
-        step = min(n - done, size - at)
-        part[:, done:done + step] = tone[:, at:at + step]
-        done += step
-        at = 0
-    if share != 1.0:
-        part *= share
     for stem in stems:
         st = out.get(stem)
         if st is None:
-            out[stem] = part.copy()
-        else:
-            st += part
+            st = out[stem] = np.zeros((2, n), dtype=np.float32)
+        at, done = b0 % size, 0
+        while done < n:
+            step = min(n - done, size - at)
+            piece = tone[:, at:at + step]
+            st[:, done:done + step] += piece if share == 1.0 else piece * share
+            done += step
+            at = 0
 
 
 def as_frames(x: np.ndarray) -> np.ndarray:
@@ -162,9 +129,9 @@ def preroll_blocks(room: Room, block: int) -> int:
     would: the carried direct sound (``room.max_delay``) and the ``Wet``'s overlap (the tail
     and the reflections' spread at the low rate), plus one for the interpolation's last
     sample."""
-    reach = DC_SETTLE
-    if room.mode != "dry":
-        reach = max(reach, room.max_delay, Wet(room).overlap.shape[1] * TAIL_DECIMATION)
+    if room.mode == "dry":
+        return 0
+    reach = max(room.max_delay, Wet(room).overlap.shape[1] * TAIL_DECIMATION)
     return math.ceil(reach / block)
 
 
@@ -184,7 +151,6 @@ def raw_blocks(
         (p, voices.render_key(p.key)) for p in placed[:nxt] if p.end > b_start]
     spill = _Spill(room)
     stems = ("",) if merged else tuple(sorted({p.stem for p in placed}))
-    dc = _DcBlocker(room.sample_rate)
     spare: list[np.ndarray] = []  # group buffers reused from block to block (no page faults)
     scratch = np.empty(block, np.float32)  # a note's part at its gain, before it is added
     for j in range(begin, stop):
@@ -220,7 +186,6 @@ def raw_blocks(
         spare.extend(groups.values())
         if room.tone:
             _add_tone(out, stems, room.sample_rate, b0, n)
-        dc.block(out)
         if j >= first:
             yield n, out
 

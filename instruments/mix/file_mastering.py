@@ -5,7 +5,8 @@ Two passes over the file, block by block (memory bounded by a block):
 
 1. measure: its BS.1770 K-weighted energy per 10 ms frame (``LoudnessMeter``) and its sample
    peak per limiter chunk;
-2. write: each block through the DC blocker (``instruments.mix.blocks.DC_BLOCK_HZ``), times
+2. write: each block through the DC blocker (``DC_BLOCK_HZ``; the built-in voices' notes are
+   made without DC instead, ``instruments.voices.synthesis``), times
    the gain that brings the *limited* file to the target (``limited_gain``: the limiter
    predicted from the peaks, as for a render), through the true-peak limiter
    (``instruments.mix.limiter``, one block of look-ahead), to ``write``.
@@ -18,10 +19,12 @@ from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 
-from instruments.mix.blocks import DC_BLOCK_HZ
 from instruments.mix.limiter import LIMITER_CHUNK, PeakLimiter, chunk_peaks
 from instruments.mix.limiter_estimate import limited_gain
 from instruments.mix.loudness import FRAME_S, LoudnessMeter, loudness_of_frames
+
+DC_BLOCK_HZ = 5.0
+"""the DC blocker's corner: a one-pole high-pass (−0.01 dB at 40 Hz)"""
 
 Blocks = Callable[[], Iterable[np.ndarray]]
 """a fresh pass over the file: (n, channels) float64 blocks, n a multiple of LIMITER_CHUNK but

@@ -3,8 +3,8 @@
 It works on chunks of ``LIMITER_CHUNK`` (256) samples with the ceiling ``LIMITER_CEILING_DBTP``
 (−1 dBTP, EBU R128's maximum true peak), held ``TRUE_PEAK_MARGIN_DB`` under it: peak_j is the
 chunk's *true* peak, its largest |sample| 4× oversampled (``chunk_true_peaks``: ITU-R BS.1770-4
-Annex 2 measures a true peak so; a chunk whose samples stay under half the ceiling cannot reach
-it between them and is not oversampled); the required gain of chunk j is
+Annex 2 measures a true peak so; a chunk whose samples stay 3 dB under the ceiling does not
+reach it between them and is not oversampled); the required gain of chunk j is
 r_j = min(1, ceiling / peak_j); the gain at the boundary before
 chunk j is g_j = min(r_{j−1}, r_j, 1 − (1 − g_{j−1})·e^(−256/(0.25·sr))) (instant attack one
 chunk ahead, 250 ms exponential release) and it is interpolated linearly inside each chunk.
@@ -26,9 +26,10 @@ TRUE_PEAK_MARGIN_DB = 0.1
 LIMITER_CEILING = 10.0 ** ((LIMITER_CEILING_DBTP - TRUE_PEAK_MARGIN_DB) / 20.0)
 """the true peak the limiter holds the mix under (linear: 0.881)"""
 TRUE_PEAK_OVERSAMPLING = 4
-OVERSHOOT_BOUND = 2.0
-"""a chunk whose samples stay under ceiling / this is not oversampled (a true peak of real
-audio is within 1 dB of its sample peak at 48 kHz; 6 dB is a wide margin)"""
+OVERSHOOT_BOUND = 10.0 ** (3.0 / 20.0)
+"""a chunk whose samples stay 3 dB under the ceiling is not oversampled (a true peak of real
+audio at 48 kHz is within ~1 dB of its sample peak: the renders' largest overshoot measured
+0.3 dB)"""
 _CONTEXT = 16  # samples either side of a chunk that its oversampling reads
 LIMITER_CHUNK = 256
 LIMITER_RELEASE_S = 0.25
@@ -119,10 +120,10 @@ def chunk_true_peaks(x: np.ndarray, level: float) -> np.ndarray:
     x = x.reshape(-1, x.shape[-1])
     c, n = _CONTEXT, x.shape[1]
     width = LIMITER_CHUNK + 2 * c
-    padded = np.zeros((x.shape[0], n + 2 * c + LIMITER_CHUNK), dtype=np.float64)
-    padded[:, c:c + n] = x
-    starts = hot * LIMITER_CHUNK  # chunk j's window opens c samples before it (in ``padded``)
-    windows = padded[:, starts[:, None] + np.arange(width)[None, :]]  # (channels, hot, width)
+    windows = np.zeros((x.shape[0], hot.size, width))
+    for row, j in enumerate(hot.tolist()):  # chunk j with c samples either side
+        lo, hi = j * LIMITER_CHUNK - c, min(n, (j + 1) * LIMITER_CHUNK + c)
+        windows[:, row, max(0, -lo):hi - lo] = x[:, max(0, lo):hi]
     up = TRUE_PEAK_OVERSAMPLING
     fine = resample_poly(windows, up, 1, axis=2)[:, :, up * c:up * (c + LIMITER_CHUNK)]
     peak[hot] = np.maximum(peak[hot], np.abs(fine).max(axis=(0, 2)))

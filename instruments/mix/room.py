@@ -55,19 +55,19 @@ SOUTH_WALL_Y = -30.0  # the south wall with the gate (門) in it
 FACADE_REFLECTION = 0.15  # an open colonnade (楹) before timber walls: little comes back
 WALL_REFLECTION = 0.55  # rammed earth (夯土): hard, but rough and broken by the side buildings
 SOUTH_REFLECTION = 0.35  # the south wall, open where the gate stands
-FLUTTER_ORDERS = 4  # side wall to side wall: the images of up to four bounces
+FLUTTER_ORDERS = 3  # side wall to side wall: the images of up to three bounces
 GROUND_REFLECTION = 0.5  # the courtyard's packed earth at grazing incidence
 SOURCE_HEIGHT_M = 1.2  # a drum's head, a bell's mouth, a seated player's instrument
 EAR_HEIGHT_M = 1.6  # a standing listener
 TAIL_T60_S = 0.7
-TAIL_LENGTH_S = 0.85  # the tail's response is cut 73 dB under its start
+TAIL_LENGTH_S = 0.72  # the tail's response is cut 62 dB under its start (a 2¹⁵-point FFT a block)
 TAIL_ONSET_S = 0.02  # the diffuse tail builds up over the first reflections
 TAIL_FLATTENING = 2  # rounds that flatten the tail's spectrum (``_tail_response``)
 TAIL_SEND = 1.0  # the tail as loud as the direct sound in its band (docs/voices.md: EDT, T30)
 TAIL_DECIMATION = 4  # the low rate of the reflections and the tail: 12 kHz at 48 kHz
-PATH_PHASE_TAPS = 16  # the low-rate path's filter: 4·16 + 1 taps, one per full-rate sample
-PATH_CUTOFF = 4575.0 / 48000.0  # its −6 dB point, a fraction of the sample rate
-PATH_KAISER_BETA = 7.5
+PATH_PHASE_TAPS = 12  # the low-rate path's filter: 4·12 + 1 taps, one per full-rate sample
+PATH_CUTOFF = 4350.0 / 48000.0  # its −6 dB point, a fraction of the sample rate
+PATH_KAISER_BETA = 6.5
 ROOM_TONE_DBFS = -78.0  # the courtyard's air, RMS of each ear
 ROOM_TONE_SAMPLES = 1 << 19  # its loop: 10.9 s at 48 kHz
 FRAME_WIDTH_M = 2.4
@@ -128,6 +128,13 @@ class Room:
         far = (lx + 2 * (FLUTTER_ORDERS + 1) * w + ly + 2 * abs(SOUTH_WALL_Y)
                + 2 * HALL_FACADE_Y + 2 * (SOURCE_HEIGHT_M + EAR_HEIGHT_M))
         self.max_delay = int(far / SPEED_OF_SOUND * sample_rate) + 1 if self.has_tail else 0
+        """the longest path (a reflection's) in samples; the full-rate paths (the direct
+        sound and the ground's) are held under ``max_direct``"""
+        near = math.hypot(lx + w, ly + abs(SOUTH_WALL_Y) + 2 * HALL_FACADE_Y) + 2 * (
+            SOURCE_HEIGHT_M + EAR_HEIGHT_M)
+        self.max_direct = int(near / SPEED_OF_SOUND * sample_rate) + 1 if self.has_tail else 0
+        self._ground_room = int(2 * (SOURCE_HEIGHT_M + EAR_HEIGHT_M) / SPEED_OF_SOUND
+                                * sample_rate) + 1  # the ground's path is at most this longer
         tail = (_tail_response(sample_rate).shape[1] + 2 * PATH_PHASE_TAPS) * TAIL_DECIMATION
         self.extra = self.max_delay + (tail if self.has_tail else 0)
         """samples the room adds after the last note (its longest delay and the tail)"""
@@ -178,7 +185,8 @@ class Room:
             delay = int(round(d / SPEED_OF_SOUND * self.sample_rate)) - self.lead
             if not out and (x, y) in self._together:
                 delay = self._together[(x, y)] - self.lead
-            out.append((min(max(0, delay), self.max_delay), left * factor, right * factor))
+            longest = self.max_delay if out else self.max_direct - self._ground_room
+            out.append((min(max(0, delay), longest), left * factor, right * factor))
         return tuple(out)
 
     def ground(self, x: float, y: float) -> Tap | None:
@@ -195,7 +203,7 @@ class Room:
             later = max(1, int(round((down - up) / SPEED_OF_SOUND * self.sample_rate)))
             delay, left, right = self.taps(x, y)[0]
             factor = GROUND_REFLECTION * up / down
-            found = (min(delay + later, self.max_delay), left * factor, right * factor)
+            found = (min(delay + later, self.max_direct), left * factor, right * factor)
         self._ground[(x, y)] = found
         return found
 
@@ -324,10 +332,10 @@ def path_filter(sample_rate: int) -> np.ndarray:
     """The low-rate path's low-pass (float64, ``TAIL_DECIMATION`` · ``PATH_PHASE_TAPS`` + 1
     taps, linear phase, unit gain at 0 Hz): the anti-alias filter before the decimation and the
     interpolation filter after it (a Kaiser window, β ``PATH_KAISER_BETA``, −6 dB at
-    ``PATH_CUTOFF`` of the rate: 4.58 kHz at 48 kHz; flat within 1 dB to 3.78 kHz).  A tone
+    ``PATH_CUTOFF`` of the rate: 4.35 kHz at 48 kHz; flat within 1 dB to 3.36 kHz).  A tone
     above the low rate's Nyquist frequency is gone before the decimation folds it, and the
     interpolation's images are gone after it: what the path passes of a tone at f and of its
-    alias or image together is ≥ 82 dB down."""
+    alias or image together is ≥ 75 dB down."""
     from scipy.signal import firwin
 
     q, m = TAIL_DECIMATION, PATH_PHASE_TAPS
@@ -336,14 +344,16 @@ def path_filter(sample_rate: int) -> np.ndarray:
 
 def path_gain(freqs: np.ndarray, sample_rate: int) -> np.ndarray:
     """|H(f)| of ``path_filter`` at the frequencies ``freqs`` (Hz): what the decimation keeps
-    of a tone, and again what the interpolation keeps of it."""
-    h = path_filter(sample_rate)
-    w = 2.0 * np.pi * np.asarray(freqs, dtype=np.float64).reshape(-1) / sample_rate
-    k = np.arange(h.size) - (h.size - 1) / 2.0  # linear phase: a cosine series about the centre
-    out = np.zeros(w.size)
-    for start in range(0, w.size, 4096):
-        out[start:start + 4096] = np.cos(np.outer(w[start:start + 4096], k)) @ h
-    return np.abs(out)
+    of a tone, and again what the interpolation keeps of it (read off a 2¹⁸-point transform,
+    0.09 Hz apart at 48 kHz)."""
+    fine = _fine_gain(sample_rate)
+    grid = np.arange(fine.size) * (sample_rate / (2.0 * (fine.size - 1)))
+    return np.interp(np.abs(np.asarray(freqs, dtype=np.float64)), grid, fine)
+
+
+@cache
+def _fine_gain(sample_rate: int) -> np.ndarray:
+    return np.abs(np.fft.rfft(path_filter(sample_rate), 1 << 18))
 
 
 @cache
@@ -413,12 +423,11 @@ class Wet:
             self.refl = np.zeros((2, k + self.span), dtype=np.float32)
             self.send = np.zeros((2, k), dtype=np.float32)
         assert self.send is not None
+        both = np.empty((2, k), dtype=np.float32)
         for delay, left, right in self.room.low_reflections(*place):
-            self.refl[0, delay:delay + k] += low * np.float32(left)
-            self.refl[1, delay:delay + k] += low * np.float32(right)
-        to_left, to_right = self.room.send(*place)
-        self.send[0] += low * np.float32(to_left)
-        self.send[1] += low * np.float32(to_right)
+            np.multiply(_gains(left, right), low, out=both)
+            self.refl[:, delay:delay + k] += both
+        self.send += np.multiply(_gains(*self.room.send(*place)), low, out=both)
 
     def low_block(self, k: int) -> np.ndarray | None:
         """The block's (2, k) reflections and tail at the low rate (what ``add`` gave them,
@@ -462,6 +471,12 @@ class Wet:
         up = _interpolation(self.room.sample_rate) @ shifted.reshape(mm + 1, 2 * k)  # (q, 2k)
         out[:, :n] += up.reshape(q, 2, k).transpose(1, 2, 0).reshape(2, k * q)[:, :n]
         return True
+
+
+@cache
+def _gains(left: float, right: float) -> np.ndarray:
+    """(2, 1) float32: the two ears' gains, to multiply a (k,) block by at once."""
+    return np.array([[left], [right]], dtype=np.float32)
 
 
 def _fft_size(n: int) -> int:

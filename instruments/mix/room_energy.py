@@ -126,7 +126,7 @@ class RoomEnergy:
                 for place in places}
 
 
-MEASURED_PER_CLASS = 24
+MEASURED_PER_CLASS = 16
 """Notes measured exactly per (instrument, place); the others take their class's ratio."""
 
 
