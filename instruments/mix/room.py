@@ -468,8 +468,9 @@ class Wet:
         shifted = np.empty((mm + 1, 2, k), dtype=np.float32)
         for i in range(mm + 1):
             shifted[i] = seq[:, mm - i:mm - i + k]
-        up = _interpolation(self.room.sample_rate) @ shifted.reshape(mm + 1, 2 * k)  # (q, 2k)
-        out[:, :n] += up.reshape(q, 2, k).transpose(1, 2, 0).reshape(2, k * q)[:, :n]
+        # (2k, q) = shiftedᵀ · Pᵀ: the products land in the output's order, no transpose copy
+        up = shifted.reshape(mm + 1, 2 * k).T @ _interpolation(self.room.sample_rate).T
+        out[:, :n] += up.reshape(2, k * q)[:, :n]
         return True
 
 
