@@ -560,10 +560,11 @@ def cmd_render(args: argparse.Namespace) -> int:
     if args.engine == "fluidsynth":
         if args.stems:
             raise UserError("--stems needs the built-in engine (FluidSynth renders one mix)")
-        provenance = _provenance(args, "render", rite, timeline, "--engine", "fluidsynth")
+        provenance = _provenance(args, "render", rite, timeline, "--engine", "fluidsynth",
+                                 "--loudness", f"{args.loudness:g}")
         with _writing(args.output):
             fluid = render_fluidsynth(timeline, args.output, args.soundfont, rite.title,
-                                      provenance=provenance)
+                                      provenance=provenance, loudness=args.loudness)
         _wrote(fluid.path, f"{rite.title} through FluidSynth ({fluid.soundfont}), "
              f"{length}, {fluid.realtime_factor:.1f}× real time")
         return EXIT_OK

@@ -178,14 +178,15 @@ def test_render_east_and_west_read_back(tmp_path: Path, room: str, side: float) 
     # each part is heard as in the whole (the courtyard's time zero and the loudness gain are
     # the whole's), so the parts add up to the whole (the mix is linear below the limiter,
     # which this cue does not reach at -30 LUFS; nothing sounds on the axis here): nothing of the west is
-    # in the east's file, nothing is lost
+    # in the east's file, nothing is lost — but for the courtyard's room tone, which the whole
+    # render carries once and a part does not (−78 dBFS RMS: its peaks stay under 1e-3)
     n = len(audio["all"])
     total = np.zeros_like(audio["all"])
     for name in ("east", "west"):
         part = audio[name][:n]
         total[:len(part)] += part
     assert np.abs(audio["all"]).max() < 0.95
-    assert np.abs(total - audio["all"]).max() < 1e-4
+    assert np.abs(total - audio["all"]).max() < (1e-4 if room == "dry" else 1e-3)
 
 
 def test_show_lists_the_groups(capsys) -> None:

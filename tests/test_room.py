@@ -12,6 +12,7 @@ import soundfile as sf
 import cli
 from instruments.mix import loudness, room
 from instruments.mix.placement import pan_gains
+from sequencer.outputs.render import DEFAULT_LOUDNESS_LUFS
 
 pytestmark = pytest.mark.render
 
@@ -67,7 +68,7 @@ def test_placement_stays_audible_in_the_courtyard(tmp_path: Path) -> None:
 def test_renders_are_normalised_to_the_target(renders, mode: str) -> None:
     data, rate = sf.read(str(renders[mode]), dtype="float64")
     measured = pyloudnorm.Meter(rate).integrated_loudness(data)
-    assert measured == pytest.approx(-18.0, abs=0.5)
+    assert measured == pytest.approx(DEFAULT_LOUDNESS_LUFS, abs=0.5)
 
 
 def test_loudness_target_is_a_setting(tmp_path: Path) -> None:

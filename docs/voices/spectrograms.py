@@ -1,5 +1,6 @@
 """Draw the spectrograms of the struck voices into docs/voices/ (run from the repository root:
-``python docs/voices/spectrograms.py``).
+``python docs/voices/spectrograms.py``; ``… spectrograms.py courtyard`` draws the courtyard's
+impulse response alone).
 
 The bells and the stone: one stroke each at velocity 100, to 8 kHz (their strike is bright:
 upper pairs to 16 × the struck tone).  The drums: a stroke each, and for the 鼓 a 射節's first
@@ -52,10 +53,43 @@ def _plot(x: np.ndarray, title: str, name: str, fmax: float, seconds: float,
     plt.close(fig)
 
 
+def courtyard() -> None:
+    """The courtyard's impulse response heard from the default listener, a source at the
+    drums' place (−1.5, −2): the left ear, to 12 kHz, from 20 ms before the direct sound to
+    0.93 s, short windows (the direct sound and the ground's reflection full-band, the walls'
+    images and the tail under the low-rate path's 4.6 kHz)."""
+    from instruments.mix.blocks import heard
+    from instruments.mix.room import Room
+
+    place = (-1.5, -2.0)
+    room = Room("courtyard", SR)
+    room.start_at_nearest({place}, {place})
+    impulse = np.zeros(1, dtype=np.float32)
+    impulse[0] = 1.0
+    ir = np.concatenate([np.zeros(SR // 50), heard(impulse, place, room)[0]])  # 20 ms before
+    fig, ax = plt.subplots(figsize=(8, 3.4), dpi=100)
+    spec, _, _, image = ax.specgram(ir[: int(0.95 * SR)], NFFT=512, Fs=SR, noverlap=448,
+                                    cmap="magma", xextent=(-0.02 + 256 / SR, 0.93 - 256 / SR))
+    top = 10 * np.log10(spec.max())
+    image.set_clim(top - 90, top)
+    fig.colorbar(image, ax=ax, label="dB", pad=0.01)
+    ax.set_ylim(0, 12000)
+    ax.set_xlabel("s")
+    ax.set_ylabel("Hz")
+    ax.set_title("the courtyard's impulse response (source at the drums, left ear)")
+    fig.tight_layout()
+    fig.savefig(OUT / "courtyard-ir.png")
+    plt.close(fig)
+
+
 def main() -> None:
     family = find_cjk_font()
     if family:
         plt.rcParams["font.family"] = [family]
+    if sys.argv[1:] == ["courtyard"]:
+        courtyard()
+        return
+    courtyard()
     for title, name, hz, strike, fmax in STRUCK:
         x = np.asarray(voices.render_note(name, hz, 1.0, 100, strike=strike), dtype=float)
         seconds = min(x.size / SR, 6.0 if hz is None else 4.0)

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from instruments.mix.placement import PlacedNote
-from instruments.mix.room import TAIL_DECIMATION, Room, Wet, decimated
+from instruments.mix.room import TAIL_DECIMATION, Room, Wet, decimated, room_tone
 from instruments.voices import notes as voices
 
 MIX_THREADS = 2
@@ -42,8 +42,8 @@ class _Spill:
         self.wets: dict[str, Wet] = {}
 
     def _stem_block(self, stem: str, n: int) -> np.ndarray:
-        """A stem's (2, n + max_delay) float32 block, opening with what the last one left."""
-        d = self.room.max_delay
+        """A stem's (2, n + max_direct) float32 block, opening with what the last one left."""
+        d = self.room.max_direct
         st = np.empty((2, n + d), dtype=np.float32)
         carry = self.carry.pop(stem, None)
         if carry is None:
@@ -68,10 +68,15 @@ class _Spill:
             st[0, delay:delay + n] += np.multiply(buf, np.float32(left), out=tmp)
             st[1, delay:delay + n] += np.multiply(buf, np.float32(right), out=tmp)
             if room.has_tail:
+                ground = room.ground(*place)
+                if ground is not None:  # the ground's reflection: the full band, just after
+                    delay, left, right = ground
+                    st[0, delay:delay + n] += np.multiply(buf, np.float32(left), out=tmp)
+                    st[1, delay:delay + n] += np.multiply(buf, np.float32(right), out=tmp)
                 wet = self.wets.get(stem)
                 if wet is None:
                     wet = self.wets[stem] = room.new_wet()
-                wet.add(decimated(buf), place)
+                wet.add(decimated(buf, room.sample_rate), place)
         return self._finish(out, n)
 
     def _finish(self, out: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
@@ -83,9 +88,29 @@ class _Spill:
             wet = self.wets.get(stem)
             if wet is not None and not wet.add_to(st, n):
                 del self.wets[stem]
-            if room.max_delay and np.any(st[:, n:]):
+            if room.max_direct and np.any(st[:, n:]):
                 self.carry[stem] = st[:, n:]
         return {stem: st[:, :n] for stem, st in out.items()}
+
+
+def _add_tone(out: dict[str, np.ndarray], stems: Sequence[str], sample_rate: int, b0: int,
+              n: int) -> None:
+    """The courtyard's room tone (``room_tone``) at samples b0 … b0 + n, shared equally by
+    ``stems`` (so that they still sum to the mix)."""
+    tone = room_tone(sample_rate)
+    size = tone.shape[1]
+    share = np.float32(1.0 / len(stems))
+    for stem in stems:
+        st = out.get(stem)
+        if st is None:
+            st = out[stem] = np.zeros((2, n), dtype=np.float32)
+        at, done = b0 % size, 0
+        while done < n:
+            step = min(n - done, size - at)
+            piece = tone[:, at:at + step]
+            st[:, done:done + step] += piece if share == 1.0 else piece * share
+            done += step
+            at = 0
 
 
 def as_frames(x: np.ndarray) -> np.ndarray:
@@ -125,6 +150,7 @@ def raw_blocks(
     active: list[tuple[PlacedNote, np.ndarray]] = [
         (p, voices.render_key(p.key)) for p in placed[:nxt] if p.end > b_start]
     spill = _Spill(room)
+    stems = ("",) if merged else tuple(sorted({p.stem for p in placed}))
     spare: list[np.ndarray] = []  # group buffers reused from block to block (no page faults)
     scratch = np.empty(block, np.float32)  # a note's part at its gain, before it is added
     for j in range(begin, stop):
@@ -158,6 +184,8 @@ def raw_blocks(
         active = [(p, w) for p, w in active if p.end > b1]
         out = spill.block(groups, n)
         spare.extend(groups.values())
+        if room.tone:
+            _add_tone(out, stems, room.sample_rate, b0, n)
         if j >= first:
             yield n, out
 
@@ -207,3 +235,23 @@ def parallel_raw_blocks(
         finally:
             for future in pending:
                 future.cancel()
+
+
+def heard(sound: np.ndarray, place: tuple[float, float], room: Room,
+          block: int = 1 << 16) -> np.ndarray:
+    """A mono ``sound`` (float32) played at ``place`` and heard through ``room`` alone (no room
+    tone, no DC blocker, no gain): (2, its length + ``room.extra``) float32, mixed block by
+    block as a render is.  The courtyard's impulse response is ``heard`` of a unit impulse."""
+    spill = _Spill(room)
+    total = sound.size + room.extra
+    out = np.zeros((2, total), dtype=np.float32)
+    for b0 in range(0, total, block):
+        n = min(block, total - b0)
+        part = np.zeros(n, dtype=np.float32)
+        piece = sound[b0:b0 + n]
+        part[:piece.size] = piece
+        groups = {("", place): part} if piece.size else {}
+        got = spill.block(groups, n).get("")
+        if got is not None:
+            out[:, b0:b0 + n] = got
+    return out

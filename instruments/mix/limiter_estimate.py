@@ -2,15 +2,16 @@
 in the written file, limiting included.
 
 The loudness target is the integrated loudness (BS.1770) of the written file, after the
-limiter (ceiling 0.98 sample peak, ``instruments.mix.limiter``), as EBU R128 normalisers with a
+limiter (ceiling −1 dBTP true peak, ``instruments.mix.limiter``), as EBU R128 normalisers with a
 limiter measure it.  Where the limiter works — the 射節's drums at −18 LUFS peak ~6 dB over the
 ceiling, the whole 鄉射's loudest chords ~10 dB — it takes loudness off (0.5–1.4 LU); so the
 gain is raised until the limited mix meets the target, predicted on cheap arrays instead of
 mixing twice:
 
 * the mix's peak per limiter chunk and ear (``PeakEstimate``): every note's largest sample²
-  per chunk (``chunk_squares``, measured with its energies) at its direct path's and its
-  reflections' gains, added as independent sounds add, √(Σ peak²) (the sum of the peaks, a
+  per chunk (``chunk_squares``, measured with its energies; sample peaks, where the limiter
+  reads true peaks: a few tenths of a dB under them) at its direct path's and its ground
+  reflection's gains, added as independent sounds add, √(Σ peak²) (the sum of the peaks, a
   strict bound, is 1.2–1.3× the mixed peak on the loudest chunks of a 射節 and predicted twice
   the loss; √(Σ peak²) is 0.9–0.97× it, median);
 * the limiter's own node arithmetic (``PeakLimiter.nodes``) on the requirements those peaks

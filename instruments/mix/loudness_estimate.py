@@ -9,7 +9,8 @@ from its notes' energies instead:
   surroundings shows it (Parseval on 0.1 s chunks: chunks 0–4, then every doubling, held in
   between — a note's colour changes slowly after its attack), once by the K-filter alone (the
   direct sound), once with the low-pass of the room's low-rate path (the reflections: the
-  decimating mean and the interpolation back, ``instruments.mix.room``) and once more through
+  low-pass before the decimation and after the interpolation, ``instruments.mix.room``) and
+  once more through
   the tail's own power response (a low drum mode meets its peaks and dips); cached per note;
 * the room adds them in energy (``estimated_gain``): the direct sound at its pan gains and
   delay, each reflection at its own, the tail sends spread over the frames as the tail's
@@ -51,8 +52,8 @@ from instruments.mix.loudness import (
 from instruments.mix.note_pairs import PairEnergies, PairTerms
 from instruments.mix.placement import PlacedNote
 from instruments.mix.room import (
-    TAIL_DECIMATION,
     Room,
+    path_gain,
     tail_energy_frames,
     tail_power_response,
 )
@@ -83,15 +84,11 @@ def _measured_chunks(chunks: int) -> np.ndarray:
 @cache
 def _weights(sample_rate: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The power weights of an ``n``-point rfft's bins: the K-filter; the K-filter through
-    the room's low-rate path (a mean of TAIL_DECIMATION samples, then linear interpolation:
-    the box response squared once and its square twice); the same through the tail."""
+    the room's low-rate path (its low-pass before the decimation and again after the
+    interpolation: ``path_gain`` to the fourth); the same through the tail."""
     f = np.fft.rfftfreq(n, 1.0 / sample_rate)
     k = k_power_response(f, sample_rate)
-    q = TAIL_DECIMATION
-    x = np.pi * f / sample_rate
-    with np.errstate(invalid="ignore", divide="ignore"):
-        box = np.where(x > 0, np.sin(q * x) / (q * np.sin(x)), 1.0)
-    low = k * box ** 6
+    low = k * path_gain(f, sample_rate) ** 4
     return k, low, low * tail_power_response(sample_rate, n)
 
 
@@ -257,6 +254,10 @@ class _Estimate:
         self.together.append(p)
         self._through_room(own, p.gain * p.gain, p)
         self.peaks.add(peaks, p.gain * d_left, p.gain * d_right, p.start + d_delay)
+        ground = self.room.ground(*p.place)
+        if ground is not None:
+            g_delay, g_left, g_right = ground
+            self.peaks.add(peaks, p.gain * g_left, p.gain * g_right, p.start + g_delay)
 
     def _through_room(self, energies: list[np.ndarray], g2: float, p: PlacedNote) -> None:
         """(direct, low, tail) energies at gain² ``g2`` at ``p``'s place and start."""
@@ -265,6 +266,10 @@ class _Estimate:
         for n, (delay, left, right) in enumerate(self.room.taps(*p.place)):
             self.frames.add(False, (low if n else direct) * (g2 * (left * left + right * right)),
                             p.start + delay)
+        ground = self.room.ground(*p.place)
+        if ground is not None:  # the full band, heard with the direct sound
+            delay, left, right = ground
+            self.frames.add(False, direct * (g2 * (left * left + right * right)), p.start + delay)
         if self.room.has_tail:
             to_left, to_right = self.room.send(*p.place)
             self.frames.add(True, tail * (g2 * (to_left * to_left + to_right * to_right)),

@@ -2,9 +2,9 @@
 
 Each note plays at its voice's catalog level (``instruments.mix.levels.voice_gain``) times its
 stroke level (a drum stroke's force, a bell's or stone's ±0.75 dB, seeded by the note:
-``stroke_gain``), and is heard
-through ``instruments.mix.room``: in the courtyard its direct sound, three early reflections and a
-share of the tail, each delayed by its path; dry, the old constant-power pan and 1/d attenuation
+``stroke_gain``), and is heard through ``instruments.mix.room``: in the courtyard its direct
+sound, the ground's and the walls' reflections and a share of the tail, each delayed by its
+path, over the room tone; dry, the old constant-power pan and 1/d attenuation
 (``instruments.mix.placement``) only.
 
 Mixing (``render``) is block by block: notes are sorted by onset, each note's cached waveform
@@ -16,7 +16,7 @@ fixed order (float32 per place, float64 per stem), so the same notes always give
 Mastering: with a ``loudness`` target the whole render is scaled so that the BS.1770 integrated
 loudness of the written file, after the limiter, is the target — estimated from the notes
 before the one mixing pass (``instruments.mix.loudness_estimate``) — without one it plays at the
-catalog level; then the look-ahead peak limiter of ``instruments.mix.limiter`` (ceiling 0.98).
+catalog level; then the look-ahead true-peak limiter of ``instruments.mix.limiter`` (−1 dBTP).
 The limiter's peak for a chunk is the largest |sample| of the mix *and of every stem* in the
 chunk (stems that cancel in the mix can be louder than it), and the same gain curve is applied
 to every stem, so the stems still sum to the mix and none of them clips either. Without stems
@@ -42,7 +42,8 @@ from instruments.mix.levels import voice_gain
 from instruments.mix.limiter import LIMITER_CHUNK, PeakLimiter
 from instruments.mix.loudness_estimate import estimated_gain
 from instruments.mix.placement import DEFAULT_LISTENER
-from instruments.mix.room import DEFAULT_ROOM, ROOMS, Room, spread
+from instruments.mix.room import DEFAULT_ROOM, ROOMS, Room, room_tone, spread
+from instruments.processes.blas_threads import one_blas_thread
 from instruments.voices import notes as voices
 from instruments.voices.models import DRUMS, REFERENCE_HZ, NoteKey, key_length, stroke_gain
 from instruments.voices.strings import repluck_stops
@@ -263,12 +264,16 @@ def mastered_blocks(
     mastered on processes: the same bytes).  With ``reference`` (the whole of which ``notes``
     are a part) the courtyard's time zero and the loudness gain are the reference's."""
     _check_render_settings(sample_rate, block_s)
+    one_blas_thread()  # the room's small products: no BLAS threads waiting for a core
     note_list = list(notes)
     room = Room(how.room, sample_rate, how.listener)
     placed = _plan(note_list, sample_rate, room)
     whole = placed if reference is None else _plan(reference, sample_rate, room)
     room.start_at_nearest({p.place for p in whole},
                           {p.place for p in whole if p.key.instrument in MARKS_THE_JIE})
+    room.tone = room.has_tail and reference is None  # a part of a render carries no room tone
+    if room.tone:
+        room_tone(sample_rate)  # made once, before any process forks
     total = max((p.end for p in placed), default=0)
     total += room.extra if placed else 0
     block = max(1, round(block_s * sample_rate / LIMITER_CHUNK)) * LIMITER_CHUNK
@@ -311,7 +316,7 @@ def render(
     block_s: float = DEFAULT_BLOCK_S, how: Mastering | None = None,
     progress: Progress | None = None,
 ) -> Iterator[np.ndarray]:
-    """Yield the mastered stereo mix as float32 blocks of shape (n, 2), |sample| ≤ 0.98.
+    """Yield the mastered stereo mix as float32 blocks of shape (n, 2), true peak ≤ −1 dBTP.
 
     The notes are validated (UserError) and planned up front; synthesis and mixing happen
     lazily, block by block, as the iterator is consumed.

@@ -7,14 +7,17 @@ out; a narrow one — a drum's low mode, a low string — meets its own echoes w
 (a mode rings far longer than the echoes are late), and the sum is up to 1.3 dB louder or
 0.6 dB softer than the energies' sum, the same for every stroke of the same drum.
 
-So ``wet_energy`` computes, once per (note, place), what the room's low-rate path
-(``instruments.mix.room``: the note decimated by ``TAIL_DECIMATION``, its reflections and its tail
-sends at the low rate, brought back by linear interpolation one low-rate sample late) adds to
-the note's direct sound, exactly in the frequency domain at the low rate:
-Σ_f K(f)·|U(f)|²·(2·Re(D*·W)·A + |W|²·A⁴) per ear, with U the decimated note, D the direct
-path, W the reflections and the tail, A the decimation's box response (the path's amplitude
-is A³; |U|² holds A² already).  One FFT of the decimated note per note; the room's responses
-are cached per (place, FFT size).
+So ``wet_energy`` computes, once per (note, place), what the room adds to the note's direct
+sound besides the ground's reflection's own energy, exactly in the frequency domain at the low
+rate (``instruments.mix.room``: the note low-passed and decimated, its reflections and its
+tail sends at the low rate, low-passed again on the way back, ``PATH_PHASE_TAPS`` low-rate
+samples late; the ground's reflection at the full rate): per ear
+Σ_f K(f)·|U(f)|²·(2·Re((D + G)*·W) + A²·|W|² + 2·Re(D*·G)/A²), with U the decimated note
+(|U|² = |X|²·A², A the path filter's gain), D the direct path, G the ground's, W the
+reflections and the tail with the path's delay; the ground's cross term with the direct sound
+is counted where the path passes (A² ≥ 0.1: below ~4.6 kHz at 48 kHz; above, a comb's cross
+terms average out over a sound's partials).  One FFT of the decimated note per note; the
+room's responses are cached per (place, FFT size).
 """
 
 from __future__ import annotations
@@ -27,8 +30,11 @@ import numpy as np
 
 from instruments.mix.loudness import k_power_response
 from instruments.mix.room import (
+    PATH_PHASE_TAPS,
     TAIL_DECIMATION,
     Room,
+    decimated,
+    path_gain,
     tail_length,
     tail_spectrum,
 )
@@ -37,19 +43,16 @@ from instruments.mix.room import (
 @cache
 def _band(sample_rate: int, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For a ``size``-point rfft at the low rate: the bins' frequencies (Hz), the K-filter's
-    power response times the Parseval weights (back to full-rate energy), the decimation's
-    box response."""
+    power response times the Parseval weights (back to full-rate energy), the path filter's
+    gain A (``path_gain``)."""
     q = TAIL_DECIMATION
     f = np.fft.rfftfreq(size, q / sample_rate)
-    x = np.pi * f / sample_rate
-    with np.errstate(invalid="ignore", divide="ignore"):
-        box = np.where(x > 0, np.sin(q * x) / (q * np.sin(x)), 1.0)
     weight = np.full(f.size, 2.0)
     weight[0] = 1.0
     if size % 2 == 0:
         weight[-1] = 1.0
-    # the decimated note is a mean of q samples: its energy is 1/q of the full-rate one's
-    return f, weight * k_power_response(f, sample_rate) * q / size, box
+    # the decimated note is the low-passed note's every q-th sample: 1/q of its energy
+    return f, weight * k_power_response(f, sample_rate) * q / size, path_gain(f, sample_rate)
 
 
 class RoomEnergy:
@@ -64,34 +67,43 @@ class RoomEnergy:
         for the note, its latest reflection and the tail (linear, not circular)."""
         room = self.room
         q = TAIL_DECIMATION
-        n = -(-samples // q) + tail_length(room.sample_rate) + room.max_delay // q + 4
+        n = (-(-samples // q) + tail_length(room.sample_rate) + room.max_delay // q
+             + 2 * PATH_PHASE_TAPS + 4)
         return 1 << (n - 1).bit_length()  # (few sizes: few responses to compute)
 
     def _response(self, place: tuple[float, float], size: int) -> np.ndarray:
-        """Σ over the ears of 2·Re(D*·W)·A + |W|²·A⁴ per bin (see the module docstring)."""
+        """Σ over the ears of the module docstring's per-bin factor."""
         found = self._responses.get((place, size))
         if found is not None:
             return found
         room = self.room
         q = TAIL_DECIMATION
         sr = room.sample_rate
-        f, _, box = _band(sr, size)
+        f, _, gain = _band(sr, size)
         turn = (-2j * np.pi / sr) * f  # phase per full-rate sample of delay
         d0, *direct = room.taps(*place)[0]
-        # the wet path is one low-rate sample late, less the decimating mean's centre; only
-        # its phase against the direct sound's counts
-        relative = np.exp(turn * (q - (q - 1) / 2 - d0)).astype(np.complex64)
+        ground = room.ground(*place)
+        dg, *grounds = ground if ground is not None else (d0, 0.0, 0.0)
+        late = q * PATH_PHASE_TAPS  # the path's two filters' delay, full-rate samples
+        to_direct = np.exp(turn * (late - d0)).astype(np.complex64)
+        to_ground = np.exp(turn * (late - dg)).astype(np.complex64)
+        comb = np.cos(2.0 * np.pi * f * (dg - d0) / sr)
+        with np.errstate(divide="ignore"):
+            comb = np.where(gain ** 2 >= 0.1, comb / gain ** 2, 0.0)
         reflections = [(np.exp(turn * (q * low_delay)).astype(np.complex64), gains)
                        for low_delay, *gains in room.low_reflections(*place)]
-        box = box.astype(np.float32)
+        a2 = (gain ** 2).astype(np.float32)
         tails = tail_spectrum(sr, size)
         out = np.zeros(f.size)
         for ear, send in enumerate(room.send(*place)):
             wet = tails[ear] * np.float32(send)  # complex64: energies to 1e-6
             for phasor, gains in reflections:
                 wet += np.float32(gains[ear]) * phasor
-            out += (np.float32(2.0 * direct[ear]) * (relative * wet).real * box
-                    + (wet.real ** 2 + wet.imag ** 2) * box ** 4)
+            heard = (np.float32(direct[ear]) * to_direct
+                     + np.float32(grounds[ear]) * to_ground)
+            out += (np.float32(2.0) * (heard * wet).real
+                    + (wet.real ** 2 + wet.imag ** 2) * a2
+                    + 2.0 * direct[ear] * grounds[ear] * comb)
         if len(self._responses) > 256:
             self._responses.clear()
         self._responses[(place, size)] = out
@@ -99,15 +111,13 @@ class RoomEnergy:
 
     def wet_energy(self, wave: np.ndarray, places: Iterable[tuple[float, float]],
                    ) -> dict[tuple[float, float], float]:
-        """The K-weighted energy the reflections and the tail add to ``wave``'s direct sound
-        at each of ``places`` (cross terms included; it can be below zero)."""
-        q = TAIL_DECIMATION
+        """The K-weighted energy the reflections, the tail and the ground's cross terms add to
+        ``wave``'s direct sound and its ground reflection's energy at each of ``places``
+        (cross terms included; it can be below zero)."""
         size = self.size(wave.size)
-        u = np.zeros(size)  # the room's decimation (a mean of q samples), summed without BLAS
-        whole = wave.size // q
-        u[:whole] = np.einsum("ij->i", wave[:whole * q].reshape(whole, q))
-        u[whole] = float(wave[whole * q:].sum())
-        u *= 1.0 / q
+        u = np.zeros(size)
+        low = decimated(np.asarray(wave, dtype=np.float32), self.room.sample_rate)
+        u[:low.size] = low
         spectrum = np.fft.rfft(u)
         _, weight, _ = _band(self.room.sample_rate, size)
         power = weight * (spectrum.real ** 2 + spectrum.imag ** 2)
@@ -116,7 +126,7 @@ class RoomEnergy:
                 for place in places}
 
 
-MEASURED_PER_CLASS = 8
+MEASURED_PER_CLASS = 16
 """Notes measured exactly per (instrument, place); the others take their class's ratio."""
 
 
@@ -146,6 +156,9 @@ class WetFactors:
         for place, sums in classes.items():
             (_, left, right), *reflections = self.room.taps(*place)
             to_left, to_right = self.room.send(*place)
+            ground = self.room.ground(*place)
+            if ground is not None:
+                left, right = math.hypot(left, ground[1]), math.hypot(right, ground[2])
             heard = direct * (left * left + right * right)
             summed = heard + (low * sum(a * a + b * b for _, a, b in reflections)
                               + tail * (to_left * to_left + to_right * to_right))

@@ -26,8 +26,11 @@ import subprocess
 import tempfile
 import time
 import zlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from cues.errors import UserError
 from instruments.files.atomic import atomic_path
@@ -46,7 +49,7 @@ from sequencer.outputs.smf import write_midi
 from sequencer.timeline.events import Note, Timeline
 from sequencer.timeline.timebase import seconds
 
-DEFAULT_LOUDNESS_LUFS = -18.0
+DEFAULT_LOUDNESS_LUFS = -23.0
 DEFAULT_BELL_DETUNE = "0"
 
 
@@ -160,9 +163,12 @@ def find_soundfont(explicit: str | None) -> Path:
 def render_fluidsynth(
     timeline: Timeline, path: str | Path, soundfont: str | None = None, title: str = "",
     sample_rate: int = DEFAULT_SAMPLE_RATE, provenance: Provenance | None = None,
+    loudness: float | None = DEFAULT_LOUDNESS_LUFS,
 ) -> FluidReport:
     """Render the timeline's MIDI file through FluidSynth (WAV or FLAC by extension, carrying
-    its ``provenance``)."""
+    its ``provenance``), normalised to ``loudness`` LUFS as the built-in engine's renders are
+    (``instruments.mix.file_mastering``: the limited file's integrated loudness, true peak
+    under −1 dBTP, no DC; None: FluidSynth's own level, untouched)."""
     exe = shutil.which("fluidsynth")
     if exe is None:
         raise UserError("the fluidsynth engine needs the fluidsynth program "
@@ -190,32 +196,51 @@ def render_fluidsynth(
 
         info = sf.info(str(raw))
         tags = provenance.tags() if provenance else {}
+        gain = None
+        if loudness is not None:
+            from instruments.mix.file_mastering import file_gain
+
+            gain = file_gain(lambda: _blocks(raw), info.samplerate, loudness)
         with atomic_path(out) as temp:
-            if suffix == ".wav" and not tags:
+            if suffix == ".wav" and not tags and gain is None:
                 shutil.move(str(raw), temp)
             else:
-                _tagged_copy(raw, Path(temp), tags, suffix)
+                _tagged_copy(raw, Path(temp), tags, suffix, gain)
     return FluidReport(str(out), info.frames / info.samplerate, compute, str(sf2))
 
 
-def _tagged_copy(raw: Path, out: Path, tags: dict[str, str], suffix: str) -> None:
+def _blocks(raw: Path) -> Iterator[np.ndarray]:
+    """The WAV ``raw``'s samples as (n, channels) float64 blocks of 2¹⁶ frames."""
+    import soundfile as sf
+
+    with sf.SoundFile(str(raw)) as src:
+        yield from src.blocks(blocksize=1 << 16, dtype="float64", always_2d=True)
+
+
+def _tagged_copy(raw: Path, out: Path, tags: dict[str, str], suffix: str,
+                 gain: float | None = None) -> None:
     """FluidSynth's 24-bit WAV ``raw`` as ``out`` (WAV or FLAC by extension) with ``tags``,
-    streamed in blocks; the samples unchanged (24-bit read as floats n/2²³ are packed back
-    to n)."""
+    streamed in blocks: the samples unchanged (24-bit read as floats n/2²³ are packed back
+    to n), or with a ``gain`` mastered as a render is (``file_mastering.mastered``)."""
     import soundfile as sf
 
     from instruments.files.riff_info import info_chunk
     from instruments.files.wav24 import Wav24Writer
+    from instruments.mix.file_mastering import mastered
     from instruments.mix.render_files import AUDIO_SUBTYPE, set_tags
 
     with sf.SoundFile(str(raw)) as src, open(out, "wb") as f:
+        if gain is not None:
+            blocks: Iterable[np.ndarray] = mastered(lambda: _blocks(raw), src.samplerate, gain)
+        else:
+            blocks = src.blocks(blocksize=1 << 16, dtype="float64", always_2d=True)
         if suffix == ".wav":
             with Wav24Writer(f, src.samplerate, src.channels, info=info_chunk(tags)) as w:
-                for block in src.blocks(blocksize=1 << 16, dtype="float64", always_2d=True):
+                for block in blocks:
                     w.write(block)
             return
         with sf.SoundFile(f, "w", samplerate=src.samplerate, channels=src.channels,
                           subtype=AUDIO_SUBTYPE, format="FLAC") as dst:
             set_tags(dst, tags)
-            for block in src.blocks(blocksize=1 << 16, dtype="int32", always_2d=True):
+            for block in blocks:
                 dst.write(block)
