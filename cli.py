@@ -1064,7 +1064,11 @@ def cmd_live(args: argparse.Namespace) -> int:
     rite, settings = _load(args, from_cue=from_cue)
     if log_rite and log_rite != rite.id:
         raise UserError(f"--resume {args.resume}: the log is of rite {log_rite!r}, not {rite.id!r}")
-    terminal = sys.stdin.isatty() and sys.stdout.isatty()
+    terminal = all(f is not None and f.isatty() for f in (sys.stdin, sys.stdout))  # (closed: None)
+    if (args.plain and not args.auto and sys.stdin is None
+            and not (args.control or args.midi_in or args.web)):
+        raise UserError("--plain reads its commands from standard input, which is closed: give "
+                        "it a terminal or a pipe, or use --auto, --control, --midi-in or --web")
     standby = None if args.role is None else standby_request(StandbyRequest(
         args.role, args.peer, args.listen, args.peer_key_file, args.peer_lead_ms,
         args.heartbeat_ms, args.takeover_ms))

@@ -166,7 +166,13 @@ def test_a_restarted_jack_server_is_rejoined(jack, tmp_path: Path) -> None:
              "--output", f"jack:{receivers[0].port_name}"],  # type: ignore[attr-defined]
             cwd=ROOT, env=server.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True)
-        time.sleep(4)
+        # (the show's start takes seconds on a busy machine: wait for its port, then play)
+        deadline = time.monotonic() + 90
+        while "yuezheng:out" not in subprocess.run(["jack_lsp"], env=server.env, text=True,
+                                                   capture_output=True).stdout:
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.2)
+        time.sleep(2.5)
         server.stop()
         assert len(received(receivers[0])) > 20
         time.sleep(1)

@@ -281,7 +281,8 @@ class LinkedOutput(OutputPort):
     ``maintain()`` checks the link through the backend's ``_linked()`` and, when it is gone,
     tries ``_relink()``; once the destination is back it sends note-offs for the notes that
     were cut (sounding when the link went, and ended while it was down). Backends set
-    ``destination`` when they open (None: a virtual output, nothing to keep) and
+    ``destination`` when they open (None: a virtual output, nothing to keep unless the backend
+    says so in ``_watched()``) and
     ``settle_s``, the wait for a new connection to take effect."""
 
     def __init__(self, spec: PortSpec, *, client_name: str = DEFAULT_CLIENT_NAME,
@@ -310,16 +311,16 @@ class LinkedOutput(OutputPort):
         (someone ran ``jack_disconnect``): the notes cut meanwhile still need their note-offs.
         """
         with self._lock:
-            if self.closed or self.spec.virtual or self.destination is None:
+            if self.closed or not self._watched():
                 return None
             linked = self._linked()
-            if linked:
+            if linked and self._linked_now:
                 self._cut = set(self._notes.notes)
-                if self._linked_now:
-                    return None
-            elif self._linked_now:
+                return None
+            if not linked and self._linked_now:
                 self._linked_now = False
                 self.lost_count += 1
+            # (a link back on its own, as a stalled server's: the cut notes still need ending)
             if not linked and not self._relink():
                 return "lost" if self.lost_count and self._just_lost() else None
             self._linked_now = True
@@ -337,6 +338,11 @@ class LinkedOutput(OutputPort):
 
     def _note_started(self, channel: int, key: int) -> None:
         self._cut.add((channel, key))
+
+    def _watched(self) -> bool:
+        """Whether ``maintain()`` has a link to keep: a destination we connected to (a
+        virtual output has none; ``jack-virtual:`` keeps its server, see its backend)."""
+        return not self.spec.virtual and self.destination is not None
 
     def _linked(self) -> bool:
         raise NotImplementedError

@@ -31,6 +31,13 @@ the messages queued on the dead client were due while there was no server and ar
 (the player reports the output lost and regained) — except note-offs and all-offs, which go to
 the new client (they end nothing there, but no closing message is ever dropped).
 
+A ``jack-virtual:`` output has no destination to watch, but it keeps its server the same way:
+a server that dies or runs no cycles for ``STALL_S`` is an output lost (reported, counted in
+the show's delivery and its log, so ``check LOG`` fails the 節 of the gap), a stalled server
+that runs again is the output regained, and a server that comes back after dying gets the
+port registered again under its name (whoever listened must connect to it again: a patchbay
+does) and the note-offs of the notes cut meanwhile.
+
 Nothing else is dropped: a message due in a cycle the client never ran (an xrun) goes out at
 the start of the next, counted in ``late``; one that does not fit a full period's buffer waits
 for the next period, first in line; after an xrun the note-offs and all-offs of the last few
@@ -154,8 +161,12 @@ class JackOutput(LinkedOutput):
             client.drain(timeout=1.0)
             client.close()
 
+    def _watched(self) -> bool:
+        """A ``jack-virtual:`` output keeps its server even with no destination."""
+        return self.spec.kind == "jack-virtual" or super()._watched()
+
     def _linked(self) -> bool:
-        assert self._client is not None and self.destination is not None
+        assert self._client is not None
         if self._client.server_gone:
             return False
         now, cycles = time.monotonic(), self._client.cycles
@@ -164,6 +175,8 @@ class JackOutput(LinkedOutput):
         self._stalled = now - self._cycles_moved_at > STALL_S
         if self._stalled:
             return False  # the server died or stalls
+        if self.destination is None:
+            return True  # jack-virtual: the server runs our port's cycles
         return self.destination in self._client.connections(str(self.own_name))
 
     def _relink(self) -> bool:
@@ -176,6 +189,8 @@ class JackOutput(LinkedOutput):
             self._cycles_seen, self._stalled = -1, False  # a new client's own cycles
         elif self._stalled:
             return False  # JACK runs no cycles: nothing to connect to
+        if self.destination is None:
+            return True  # jack-virtual: our port is registered again on the new server
         inputs = self._client.midi_ports(inputs=True)
         target = self.destination if self.destination in inputs else None
         if target is None:

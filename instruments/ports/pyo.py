@@ -20,6 +20,14 @@ away (up to 1.2 s, then a 150 ms fade); a panic's CC 120/123 stops every voice i
 offline look-ahead limiter becomes a compressor (−2 dB threshold, 30:1, 5 ms look-ahead) and a
 clip at 0.98.
 
+A JACK server that dies under the output (pyo's server then stops: it is no longer booted) is
+the output lost: ``maintain()`` reports it once, the voices that sounded are gone with it, and
+the MIDI that comes meanwhile is tracked (tunings, bends) but starts nothing; when a JACK server
+answers again (and the ``pyo:jack:CLIENT`` target is back on it) pyo's server is booted on it
+again, the master chain rebuilt on the same tables and the ports connected as at the start: the
+output regained, the show goes on from where it is. The show's summary and log say so either
+way (``OUTPUT LOST … regained``, or ``never regained``; exit 1).
+
 Specs: ``pyo`` (JACK when a JACK server runs, else PortAudio's default device),
 ``pyo:jack`` or ``pyo:portaudio`` (that backend), ``pyo:jack:CLIENT`` (JACK, connected to the
 first two audio inputs of CLIENT instead of the system playback ports: a recorder or a mixer).
@@ -28,8 +36,10 @@ first two audio inputs of CLIENT instead of the system playback ports: a recorde
 from __future__ import annotations
 
 import os
+import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from cues.catalog import CATALOG, GM_PERCUSSION_CHANNEL
@@ -87,6 +97,20 @@ def check_spec(spec: PortSpec) -> None:
     parse_pyo_spec(spec.name)
 
 
+@contextmanager
+def _quiet_stdout() -> Iterator[None]:
+    """File descriptor 1 points nowhere within the block (what C code prints is dropped)."""
+    sys.stdout.flush()
+    saved, null = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(null)
+
+
 class PyoOutput(OutputPort):
     """See the module docstring. ``notes`` and ``places`` come from the compiled rite;
     ``port_name``, which every output takes, is unused (pyo names its JACK ports itself)."""
@@ -116,6 +140,8 @@ class PyoOutput(OutputPort):
         self._voices: dict[int, tuple[float, tuple[int, int], Any, Any, Any]] = {}
         self._by_note: dict[tuple[int, int], list[int]] = {}
         self._next_voice = 0
+        self._backend_used: str | None = None  # the backend opened (``backend`` None: chosen)
+        self._lost = False  # the JACK server went away under pyo's server
         self._pitches = KeyPitches()  # each key's pitch: MTS tuning, bend, bend range
 
     # opening -----------------------------------------------------------------------------------
@@ -123,6 +149,7 @@ class PyoOutput(OutputPort):
         backend = self.backend
         if backend is None:
             backend = "jack" if jack_running() else "portaudio"
+        self._backend_used = backend
         watch = None
         if backend == "jack":  # one JACK client looks and connects for the whole opening
             try:
@@ -172,6 +199,7 @@ class PyoOutput(OutputPort):
                 if inputs:
                     self._connect_jack(watch, mine, inputs)
             self._start(pyo, arrays)
+            self._lost = False
         except BaseException:
             self._server = None
             server.stop()
@@ -185,17 +213,21 @@ class PyoOutput(OutputPort):
                 table = pyo.DataTable(size=max(1, arr.size))
                 fill_table(table, arr)
                 self._tables.setdefault(name, []).append((hz, velocity, table, arr.size))
+        self._build_chain(pyo)
+        # everything a note-on needs, ready before the show (the first note must not wait)
+        self._gain = {name: self._gains(name) for name in self._tables}
+        self._release = {name: RELEASE_S.get(name, PANIC_FADE_S) for name in self._tables}
+        self._sustain = {name: voices.is_sustained(name) for name in self._tables}
+        self._warm_up()
+
+    def _build_chain(self, pyo: Any) -> None:
+        """The master chain (mixer, compressor, clip) on the running server."""
         # (a Mixer with time=0 puts NaNs out; inputs must be playing objects)
         mixer = pyo.Mixer(outs=1, chnls=2, time=0.002)
         comp = pyo.Compress(mixer[0], thresh=-2, ratio=30, risetime=0.001, falltime=0.25,
                             lookahead=5, knee=0)
         out = pyo.Clip(comp, -0.98, 0.98).out()
         self._chain = [mixer, comp, out]
-        # everything a note-on needs, ready before the show (the first note must not wait)
-        self._gain = {name: self._gains(name) for name in self._tables}
-        self._release = {name: RELEASE_S.get(name, PANIC_FADE_S) for name in self._tables}
-        self._sustain = {name: voices.is_sustained(name) for name in self._tables}
-        self._warm_up()
 
     def _jack_audio_inputs(self, watch: Any, client: str) -> list[str]:
         names = watch.audio_ports(inputs=True)
@@ -217,8 +249,10 @@ class PyoOutput(OutputPort):
     def _send(self, data: bytes) -> None:
         if self._server is None:
             return
-        self._prune()
         self._pitches.track(data)
+        if self._lost or not self._server.getIsBooted():
+            return  # JACK went away: nothing can sound until it is rejoined (maintain)
+        self._prune()
         ch = channel_of(data)
         if is_note_on(data):
             self._note_on(ch, data[1], data[2])
@@ -331,12 +365,62 @@ class PyoOutput(OutputPort):
             time.sleep(RING_OUT_FADE_S + 0.03)
         self._voices.clear()
         self._chain.clear()
-        server.stop()
-        server.shutdown()
+        if server.getIsBooted():
+            server.stop()
+            server.shutdown()
+            return
+        with _quiet_stdout():  # JACK went away: pyo complains the server is not booted
+            server.stop()
+            server.shutdown()
 
     def maintain(self) -> str | None:
-        self._prune()
-        return None
+        """Prune the voices that ended; notice a JACK server gone under pyo's server
+        (``"lost"``, once) and boot it again on a new one (``"reconnected"``)."""
+        with self._lock:
+            server = self._server
+            if self.closed or server is None:
+                return None
+            if self._lost:
+                return "reconnected" if self._rejoin() else None
+            if server.getIsBooted():
+                self._prune()
+                return None
+            self._lost = True
+            self._voices.clear()  # they went with the server
+            self._by_note.clear()
+            return "lost"
+
+    def _rejoin(self) -> bool:
+        """Boot pyo's server again on the JACK server that answers now (the same tables, a
+        new master chain, the ports connected as at the start); False while none does."""
+        if self._backend_used != "jack":
+            return False  # PortAudio: pyo's server is not stopped by a JACK server's death
+        try:
+            watch = JackWatch(f"{self.client_name}-look").open()
+        except (OSError, PortError):
+            return False  # no server yet
+        server = self._server
+        try:
+            inputs = self._jack_audio_inputs(watch, self.target) if self.target else []
+            with _quiet_stdout():  # pyo says "The Server must be booted!" on stdout
+                server.shutdown()
+            before = set(watch.audio_ports(inputs=False))
+            server.boot()
+            if not server.getIsBooted():
+                return False
+            server.start()
+            mine = sorted(set(watch.audio_ports(inputs=False)) - before)
+            if mine:
+                self.own_name = ", ".join(mine)
+            if inputs:
+                self._connect_jack(watch, mine, inputs)
+            self._build_chain(self._pyo)
+        except PortError:
+            return False  # the target is not back yet (or refused): try again later
+        finally:
+            watch.close()
+        self._lost = False
+        return True
 
 
 OUTPUT = PyoOutput

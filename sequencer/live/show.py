@@ -178,25 +178,73 @@ class LiveOutcome:
     problems: tuple[str, ...] = ()
 
 
-class _Terminated(Exception):
+class _Terminated(KeyboardInterrupt):
+    """The show's first ending signal (a KeyboardInterrupt: no ``except Exception`` on the way
+    swallows it; before the show opens, the command line reports it as an interruption with
+    128 + ``signum``)."""
+
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
 
 
-def _catch_signals() -> dict[int, Any]:
-    """Raise ``_Terminated`` on each of LIVE_SIGNALS (a SIGHUP ignored by ``nohup`` stays
-    ignored); returns the old handlers."""
-    def on_signal(signum: int, frame: object) -> None:
-        raise _Terminated(signum)
+class EndingSignals:
+    """The show's handling of LIVE_SIGNALS, the same under any sequence of them.
 
-    old = {}
-    for name in LIVE_SIGNALS:
-        number = getattr(signal, name)
-        if name == "SIGHUP" and signal.getsignal(number) is signal.SIG_IGN:
-            continue
-        old[number] = signal.signal(number, on_signal)
-    return old
+    The first ending signal, while the show runs (``armed``), raises ``_Terminated`` in the
+    main thread: the player's exit silences the output (both panic stages) and the show ends
+    with 128 + that signal's number (SIGINT 130, SIGTERM 143). Every later one — a second
+    Ctrl-C, Ctrl-\\ after Ctrl-C, SIGTERMs in a row, a signal once the music has ended — raises
+    nothing: it is recorded and said, and the silencing under way finishes (a raise in the
+    middle of it would leave the output sounding or a lock half released); the exit code stays
+    the first signal's. Only SIGKILL ends a show without its silencing (README: "When the
+    process is killed outright"). A SIGHUP ignored by ``nohup`` stays ignored."""
+
+    def __init__(self) -> None:
+        self.first: int | None = None
+        self.later: list[int] = []
+        self.armed = False
+        self._old: dict[int, Any] = {}
+
+    def install(self) -> EndingSignals:
+        for name in LIVE_SIGNALS:
+            number = getattr(signal, name)
+            if name == "SIGHUP" and signal.getsignal(number) is signal.SIG_IGN:
+                continue
+            self._old[number] = signal.signal(number, self._on_signal)
+        self.armed = True
+        return self
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        if self.first is None:
+            self.first = signum
+            if self.armed:
+                self.armed = False
+                raise _Terminated(signum)
+        else:
+            self.later.append(signum)
+
+    def disarm(self) -> None:
+        """From now on a signal is recorded only (the show's music has ended)."""
+        self.armed = False
+
+    def restore(self) -> None:
+        """Put the old handlers back — unless a signal came: the process is ending with that
+        signal's code, and a later one must not end it otherwise (a default SIGTERM: exit
+        −15). Python puts the default handlers back as it exits, after ``atexit``, but leaves
+        an ignored signal ignored: so from here on the ending signals are ignored."""
+        for number, handler in self._old.items():
+            signal.signal(number, handler if self.first is None else signal.SIG_IGN)
+
+    def outcome(self, log: ShowLog) -> LiveOutcome:
+        """The show ended by the first signal: its exit code, and what each later one did."""
+        assert self.first is not None
+        problems = [f"{signal.Signals(self.first).name}: silenced and stopped"]
+        if self.later:
+            names = ", ".join(signal.Signals(n).name for n in self.later)
+            problems.append(f"then {names}: the silencing was already under way and finished "
+                            "(exit code of the first signal; only SIGKILL skips the silencing)")
+        return LiveOutcome(128 + self.first, problems=(*problems, *_log_problem(log)))
 
 
 def _log_problem(log: ShowLog) -> list[str]:
@@ -208,7 +256,7 @@ def run_live(rite: Rite, settings: CompileSettings, options: LiveOptions, *, say
              out: Say) -> LiveOutcome:
     """Run the show (see the module docstring); ``say`` reports while it runs, ``out`` is the
     plain console's printer."""
-    old = _catch_signals()
+    signals = EndingSignals().install()
     player = Player(plan_show(rite, settings, options.only, options.midi_tuning), options.output,
                     auto=options.auto, log_path=options.log_path, clock_out=options.clock_out,
                     go_guard_s=options.go_guard_s, go_cuts=options.go_cuts,
@@ -222,17 +270,22 @@ def run_live(rite: Rite, settings: CompileSettings, options: LiveOptions, *, say
     _start_hearing(player, options, say)
     try:
         with player:
-            _operate(player, options, say, out)
-    except _Terminated as exc:
-        return LiveOutcome(128 + exc.signum, problems=(
-            f"{signal.Signals(exc.signum).name}: silenced and stopped",
-            *_log_problem(player.log)))
+            try:
+                _operate(player, options, say, out)
+            finally:  # the player's exit silences: no signal may break into it
+                signals.disarm()
+    except _Terminated:
+        pass
     finally:
-        for number, handler in old.items():
-            signal.signal(number, handler)
+        signals.disarm()
         if link is not None:
             link.close()
-    return _ending(rite, player, standby, options)
+    try:
+        if signals.first is not None:
+            return signals.outcome(player.log)
+        return _ending(rite, player, standby, options)
+    finally:
+        signals.restore()
 
 
 def _resumed(player: Player, log: str, cue: str, say: Say | None) -> None:

@@ -9,7 +9,10 @@ No packet can stop the show: addresses are matched exactly (an OSC pattern such 
 not expanded), bundles' time tags are not waited for, every argument is checked (a plain
 command takes no argument or one finite number — a button's 1.0 —; ``/release`` a known side
 and 0/1 or true/false), and whatever is bad — unknown address, wrong types, NaN, infinity, a
-string for a number, a packet that does not parse — is dropped and reported, rate-limited
+string for a number, a packet that does not parse or is not well formed OSC 1.0
+(``sequencer.live.control.osc_wire``: bytes left after the arguments, an unknown type tag, a
+bundle element that does not fit; python-osc would read a ``/go`` out of those) — is dropped
+and reported, rate-limited
 (``sequencer.live.control.gate``). One thread serves the socket and only validates and queues:
 commands are coalesced and paced by the gate, so floods cannot starve the player, and ``/panic``
 jumps them.
@@ -41,6 +44,7 @@ from pythonosc.osc_packet import OscPacket
 from cues.errors import UserError
 from sequencer.judge.tally import normalize_side
 from sequencer.live.control.gate import ControlGate, shown
+from sequencer.live.control.osc_wire import address_of, malformed
 from sequencer.live.player.player import Player
 from sequencer.live.protocol import (
     Back,
@@ -152,6 +156,16 @@ class ControlDispatcher(Dispatcher):
         return iter(handlers)
 
     def call_handlers_for_packet(self, data: bytes, client_address: tuple[str, int]) -> list:
+        why = malformed(data)
+        if why is not None:  # python-osc would guess (a /go with junk after it is a /go)
+            address = address_of(data)
+            if address is None:
+                self.gate.complain(f"not an OSC packet: {shown(data)}")
+            else:
+                self._client = client_address
+                self.refuse(address, f"malformed OSC packet for {shown(address)}: {why}")
+                self._client = None
+            return []
         try:
             messages = [timed.message for timed in OscPacket(data).messages]
         except Exception:  # python-osc raises more than ParseError on some garbage

@@ -16,9 +16,11 @@ then the large counter shrinks, then the cue list.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
+from cues.errors import UserError
 from cues.text import clip, display_width, pad
 from sequencer.live.player.player import Player
 from sequencer.live.player.snapshot import Snapshot
@@ -310,7 +312,10 @@ def run_console(player: Player) -> None:
     import curses
 
     def loop(win: Any) -> None:
-        curses.curs_set(0)
+        try:
+            curses.curs_set(0)
+        except curses.error:  # a terminal that cannot hide its cursor (TERM=dumb, vt52)
+            pass
         win.nodelay(True)
         while not player.quit:
             player.step(0.05)
@@ -324,4 +329,9 @@ def run_console(player: Player) -> None:
                 if 0 <= key < 256:
                     handle_key(player, chr(key))
 
-    curses.wrapper(loop)
+    try:
+        curses.wrapper(loop)
+    except curses.error as exc:  # a terminal curses cannot drive (an unknown TERM)
+        raise UserError(f"the live console cannot drive this terminal (TERM="
+                        f"{os.environ.get('TERM', '')!r}: {exc}); use --plain, or set TERM "
+                        "to your terminal's type (e.g. xterm-256color)") from None
