@@ -46,15 +46,21 @@ def _drain(fd: int) -> bytes:
         return f.read()
 
 
+def _fifo_at(folder: Path, through_link: bool) -> tuple[Path, Path]:
+    """A FIFO ``take.mid`` in ``folder``, and the path to write: the FIFO, or a link to it."""
+    fifo = folder / "take.mid"
+    os.mkfifo(fifo)
+    if not through_link:
+        return fifo, fifo
+    link = folder / "link.mid"
+    link.symlink_to(fifo)
+    return fifo, link
+
+
 @pytest.mark.parametrize("through_link", [False, True], ids=["direct", "symlink"])
 def test_a_fifo_with_a_reader_gets_the_whole_file_and_stays_a_fifo(
         tmp_path: Path, through_link: bool) -> None:
-    fifo = tmp_path / "take.mid"
-    os.mkfifo(fifo)
-    target = fifo
-    if through_link:
-        target = tmp_path / "link.mid"
-        target.symlink_to(fifo)
+    fifo, target = _fifo_at(tmp_path, through_link)
     reader = _fifo_reader(fifo)
     write_bytes_atomically(target, DATA)
     assert _drain(reader) == DATA
@@ -64,12 +70,7 @@ def test_a_fifo_with_a_reader_gets_the_whole_file_and_stays_a_fifo(
 
 @pytest.mark.parametrize("through_link", [False, True], ids=["direct", "symlink"])
 def test_a_fifo_no_one_reads_is_refused_at_once(tmp_path: Path, through_link: bool) -> None:
-    fifo = tmp_path / "take.mid"
-    os.mkfifo(fifo)
-    target = fifo
-    if through_link:
-        target = tmp_path / "link.mid"
-        target.symlink_to(fifo)
+    fifo, target = _fifo_at(tmp_path, through_link)
     with pytest.raises(UserError, match="a FIFO that no one is reading"):
         write_bytes_atomically(target, DATA)
     assert _kind(fifo) == "fifo" and not _temps(tmp_path)
