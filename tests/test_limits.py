@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import struct
 import zipfile
@@ -294,17 +295,23 @@ def test_combinations_are_bounded() -> None:
     from cues.sheet.loader import load_rite
     from sequencer.timeline.sheet_check import combinations
 
-    yan = load_rite("yan", ())
-    every, total = combinations(yan)
-    assert total == len(every) == 2 ** 5 * 3 * 2 <= COMBINATIONS.value
-    many = replace(yan, variants=yan.variants * 4)  # 20 variants: 6,291,456 combinations
+    xiang_she = load_rite("xiang-she", ())  # 1 variant, its readings: all listed
+    values = math.prod(len(r.choices) for r in xiang_she.readings)
+    every, total = combinations(xiang_she)
+    assert total == len(every) == 2 * values <= COMBINATIONS.value
+    yan = load_rite("yan", ())  # 5 variants and 6 readings: past the limit, sampled
+    values = math.prod(len(r.choices) for r in yan.readings)
+    assert len(yan.variants) == 5 and 2 ** 5 * values > COMBINATIONS.value
+    some, total = combinations(yan)
+    assert total == 2 ** 5 * values and len(some) == COMBINATIONS.value
+    many = replace(yan, variants=yan.variants * 4)  # 20 variants
     some, total = combinations(many)
-    assert total == 2 ** 20 * 6 and len(some) == COMBINATIONS.value
+    assert total == 2 ** 20 * values and len(some) == COMBINATIONS.value
     ids = tuple(v.id for v in many.variants)
     assert some[:22] == [((), {}), *(((v,), {}) for v in ids), (ids, {})]
     assert combinations(many)[0] == some  # the same sample on every run
     huge = replace(yan, variants=yan.variants * 10)  # 50: counted, never listed
-    assert combinations(huge)[1] == 2 ** 50 * 6
+    assert combinations(huge)[1] == 2 ** 50 * values
 
 
 @pytest.mark.parametrize(("channels", "rate", "frames", "message"), [
