@@ -207,7 +207,9 @@ def test_resume_restarts_at_the_logged_cue(jack, tmp_path: Path) -> None:
     rx = Receiver()
     log = tmp_path / "crash.jsonl"
     try:
-        proc = _live("xiang-she", "--from", "she-2", "--until", "ji-wei", "--auto",
+        # from the 射節 itself: the 獲者's calls sound in she-2 too (a note-on there is no
+        # sign that the 射節 has begun)
+        proc = _live("xiang-she", "--from", "she-jie", "--until", "ji-wei", "--auto",
                      "--go-gap", "0.2", "--jie-seconds", "0.2", "--output",
                      f"jack:{rx.port_name}", "--log", str(log))
         assert rx.wait_for(lambda got: any(m[0] & 0xF0 == 0x90 for m in got), 20.0)
