@@ -404,6 +404,9 @@ def test_pyo_output_plays_the_offline_voices_in_time(jack, tmp_path: Path) -> No
     offline_wav = tmp_path / "offline.wav"
     render = subprocess.run([sys.executable, str(ROOT / "cli.py"), "render", "xiang-she",
                              "--from", "she-jie", "--until", "she-jie", "--jie-seconds", "1.5",
+                             # the live voices keep the level they were matched to, the old
+                             # default −18 LUFS: live output is not yet normalised to −23
+                             "--loudness", "-18",
                              "-o", str(offline_wav)], cwd=ROOT, capture_output=True, text=True,
                             timeout=120)
     assert render.returncode == 0, render.stderr
