@@ -25,6 +25,7 @@ from sequencer.live.protocol import (
     HearingReady,
     QuitHearing,
 )
+from sequencer.live.sending.parent_watch import reap
 
 CLIENT_NAME = "yuezheng-hear"
 
@@ -120,13 +121,7 @@ class Hearer:
             return
         if proc.is_alive():
             self._send(QuitHearing())
-        proc.join(timeout)
-        if proc.is_alive():
-            proc.terminate()
-            proc.join(1.0)
-        if proc.is_alive():
-            proc.kill()
-            proc.join(1.0)
+        reap(proc, timeout)
         self._proc = None
 
     def __enter__(self) -> Self:

@@ -11,8 +11,21 @@
 from __future__ import annotations
 
 import signal
+from typing import Any
 
 from instruments.processes.parent_death import die_with_parent
 
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
 __all__ = ["ENDING_SIGNALS", "die_with_parent"]
+
+
+def reap(proc: Any, timeout: float) -> None:
+    """Wait ``timeout`` for child ``proc`` (a multiprocessing process) to end, then terminate
+    it, then kill it: it is gone when this returns."""
+    proc.join(timeout)
+    if proc.is_alive():
+        proc.terminate()
+        proc.join(1.0)
+    if proc.is_alive():
+        proc.kill()
+        proc.join(1.0)

@@ -52,6 +52,7 @@ from sequencer.live.protocol import (
     SenderEvent,
     SenderFailed,
 )
+from sequencer.live.sending.parent_watch import reap
 from sequencer.live.sending.process import run_sending_process
 
 Schedule = Sequence[tuple[float, bytes]]
@@ -253,13 +254,7 @@ class ShowSender:
             if panic:
                 self.send(PanicOutput(2))
             self.send(QuitSender())
-        proc.join(timeout)
-        if proc.is_alive():
-            proc.terminate()
-            proc.join(1.0)
-        if proc.is_alive():
-            proc.kill()
-            proc.join(1.0)
+        reap(proc, timeout)
         self._drain()
         kinds = {type(e) for e in self._events}
         if Ready in kinds and SenderClosed not in kinds:
