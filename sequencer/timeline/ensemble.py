@@ -57,6 +57,8 @@ class Ensemble:
         self._instruments: dict[str, Instrument] = {}
         self._where: dict[str, str] = {}  # instrument → position name
         self._coords: dict[str, tuple[float, float]] = {}  # position → (x, y); moves update it
+        # (instrument, place) → (position, x, y), until the next move
+        self._places: dict[tuple[str, str | None], tuple[str, float, float]] = {}
         self.rite_title = rite.title
         self.present = rite_instruments(rite)  # the compiler adds each cue's default voices
         self._drummers: dict[str, Drummer] = {}  # drum → its timing errors (humanize_ms)
@@ -76,6 +78,7 @@ class Ensemble:
         self._coords[move.name] = (move.x, move.y)
         if move.instrument:
             self._where[move.instrument] = move.name
+        self._places.clear()
 
     def instrument(self, name: str) -> Instrument:
         inst = self._instruments.get(name)
@@ -83,9 +86,17 @@ class Ensemble:
             inst = self._instruments[name] = get_instrument(name)
         return inst
 
-    def _place(self, instrument: str, place: str | None = None) -> dict:
-        name = place if place is not None else self._where.get(instrument, "")
-        x, y = self._coords.get(name, (0.0, 0.0))
+    def _place(self, instrument: str, place: str | None = None) -> tuple[str, float, float]:
+        """(position, x, y) where ``instrument`` stands now (or of position ``place``)."""
+        found = self._places.get((instrument, place))
+        if found is None:
+            name = place if place is not None else self._where.get(instrument, "")
+            x, y = self._coords.get(name, (0.0, 0.0))
+            found = self._places[(instrument, place)] = (name, x, y)
+        return found
+
+    def _place_fields(self, instrument: str) -> dict[str, str | float]:
+        name, x, y = self._place(instrument)
         return {"position": name, "x": x, "y": y}
 
     def pitched(
@@ -102,11 +113,10 @@ class Ensemble:
         key, bend, hz = pitch
         if not 0 <= key <= 127:
             return
-        self.notes.append(Note(
-            tick=tick, duration=max(1, length), channel=inst.channel, key=key,
-            velocity=velocity or VELOCITY.get(instrument, PITCHED_VELOCITY), instrument=inst.name,
-            cue=cue, bend=bend, semitones=semitones, hz=hz, lyric=lyric,
-            **self._place(inst.name, place),
+        self.notes.append(Note(  # positional: the compiler makes millions (Note's field order)
+            tick, max(1, length), inst.channel, key,
+            velocity or VELOCITY.get(instrument, PITCHED_VELOCITY), inst.name, cue, bend,
+            semitones, hz, lyric, *self._place(inst.name, place),
         ))
 
     def keyed(self, tick: int, length: int, instrument: str, key: int, velocity: int,
@@ -116,7 +126,7 @@ class Ensemble:
         self.notes.append(Note(
             tick=tick, duration=length, channel=inst.channel, key=key, velocity=velocity,
             instrument=inst.name, cue=cue, hz=A4_HZ * 2 ** ((key - A4_MIDI) / 12),
-            **self._place(inst.name),
+            **self._place_fields(inst.name),
         ))
 
     def stroke(self, tick: int, instrument: str, cue: str, velocity: int | None = None) -> int:
@@ -134,6 +144,6 @@ class Ensemble:
         self.notes.append(Note(
             tick=tick, duration=STROKE_TICKS, channel=inst.channel, key=inst.gm_key,
             velocity=velocity or VELOCITY.get(instrument, STROKE_VELOCITY), instrument=inst.name,
-            cue=cue, **self._place(inst.name),
+            cue=cue, **self._place_fields(inst.name),
         ))
         return tick

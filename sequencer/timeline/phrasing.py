@@ -77,7 +77,8 @@ def _punctuated(text: str, lyric: str) -> dict[int, str]:
     return marks if "".join(chars) == lyric else {}
 
 
-def stanza_levels(title: str, stanza: int) -> list[float]:
+@cache
+def stanza_levels(title: str, stanza: int) -> tuple[float, ...]:
     """The level (dB from the ensemble's) of each syllable of stanza ``stanza`` (0-based)."""
     lines = stanza_lines(title)[stanza]
     total = sum(n for n, _ in lines)
@@ -95,7 +96,7 @@ def stanza_levels(title: str, stanza: int) -> list[float]:
     shaped = [v - STANZA_ARCH_DB * (1.0 - math.sin(math.pi * (i + 0.5) / total))
               for i, v in enumerate(levels)]
     mean = sum(shaped) / len(shaped)
-    return [v - mean for v in shaped]  # the stanza's level the ensemble's, on average
+    return tuple(v - mean for v in shaped)  # the stanza's level the ensemble's, on average
 
 
 def velocity(base: int, level_db: float) -> int:

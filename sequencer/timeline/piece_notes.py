@@ -109,19 +109,19 @@ def play_piece(ens: Ensemble, tick: int, ref: PieceRef, cue: Cue, voices: set[st
 
 
 def _melody(ens: Ensemble, tick: int, piece: repertoire.Piece, cue: Cue, voices: set[str]) -> int:
-    step = ens.syllable_ticks
+    num, den = ens.syllable_ticks.numerator, ens.syllable_ticks.denominator  # exact, in ints
     i = 0
     for number, stanza in enumerate(piece.stanzas):
         levels = phrasing.stanza_levels(piece.title, number)
         for n, (semi, syllable) in enumerate(zip(stanza.semitones, stanza.lyric, strict=False)):
-            at = tick + int(i * step)
-            length = tick + int((i + 1) * step) - at
+            at = tick + i * num // den
+            length = tick + (i + 1) * num // den - at
             play_syllable(ens, at, length, semi, syllable, cue.id, voices, levels[n])
             for struck in STANZA_STRUCK:  # 「鍾磬之節」: they mark the stanza's start
                 if n == 0 and struck in voices:
                     ens.pitched(at, length * 2, struck, semi, cue.id)
             i += 1
-    return tick + int(i * step)
+    return tick + i * num // den
 
 
 def play_syllable(ens: Ensemble, at: int, length: int, semitones: int, syllable: str,
