@@ -61,7 +61,19 @@ def _midi_out(api: str, client_name: str) -> Any:
 
 
 def list_ports(api: str = "jack") -> list[str]:
-    """Names of the MIDI inputs an output can connect to, on ``api`` (jack, alsa or default)."""
+    """Names of the MIDI inputs an output can connect to, on ``api`` (jack, alsa or default).
+
+    JACK's are listed by a libjack client (``instruments.ports.jacklib``), not rtmidi's:
+    python-rtmidi keeps the GIL through its calls, and a JACK server notifies every client of
+    a client coming and going and waits for each to answer, so a process holding a libjack
+    client whose notifications run Python (an xrun callback) deadlocked with the server when
+    an xrun came while rtmidi opened or closed its client (seen: jackd blocked writing to
+    the waiting client, every JACK client of the machine stuck)."""
+    if api == "jack":
+        from instruments.ports.jacklib import JackWatch
+
+        with JackWatch(f"{DEFAULT_CLIENT_NAME}-list") as watch:
+            return watch.midi_ports(inputs=True)
     out = _midi_out(api, f"{DEFAULT_CLIENT_NAME}-list")
     try:
         return list(out.get_ports())
