@@ -38,6 +38,11 @@ def jack() -> tuple[int, int]:
 
 
 TIERS = ("render", "live", "jack", "net", "browser", "fuzz", "build")
+REALTIME = ("live", "jack", "net", "browser")
+"""The tiers that keep time on the wall clock (shows played, JACK cycles, peers, a browser):
+``realtime`` marks them, and the README's test command runs them alone, one at a time, after
+the others have run on every core (``-n 2``): a CPU-bound test beside them would be the
+"another job on the machine" their timing checks must survive, not a condition to seek."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -46,3 +51,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.jack)
         if not any(item.get_closest_marker(tier) for tier in TIERS):
             item.add_marker(pytest.mark.unit)
+        if any(item.get_closest_marker(tier) for tier in REALTIME):
+            item.add_marker(pytest.mark.realtime)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    """A pytest-xdist worker is done: print the fuzz tallies it kept (``tests/fuzzing.py``)."""
+    config = getattr(node, "config", None)
+    reports = getattr(node, "workeroutput", {}).get("fuzz_reports", [])
+    reporter = config.pluginmanager.get_plugin("terminalreporter") if config else None
+    for line in reports:
+        if reporter is not None:
+            reporter.write_line("\n" + line)

@@ -26,10 +26,14 @@ def report_outcomes(request: pytest.FixtureRequest):
     OUTCOMES.clear()
     yield
     total = sum(OUTCOMES.values())
+    line = f"fuzz: {total} cases run; by input and exit code: {dict(sorted(OUTCOMES.items()))}"
+    workeroutput = getattr(request.config, "workeroutput", None)
+    if workeroutput is not None:  # a pytest-xdist worker: its controller prints it (conftest)
+        workeroutput.setdefault("fuzz_reports", []).append(line)
+        return
     plugins = request.config.pluginmanager
     reporter = plugins.get_plugin("terminalreporter")
     capture = plugins.get_plugin("capturemanager")
     if reporter is not None and capture is not None:
         with capture.global_and_fixture_disabled():
-            reporter.write_line(f"\nfuzz: {total} cases run; by input and exit code: "
-                                f"{dict(sorted(OUTCOMES.items()))}")
+            reporter.write_line("\n" + line)
