@@ -43,6 +43,8 @@ def _short_wu_suan_yue(path: Path) -> Path:
     """鄉飲酒禮's 無算樂 (two pieces of its pool) then 《陔》: the sheet's own text, cut down."""
     text = (ROOT / "cues/rites/xiang-yin-jiu.toml").read_text(encoding="utf-8")
     head, *cues = text.split("[[cue]]")
+    # the readings go too: the 疏's 無算樂 pool (the default reading) would set 18 pieces
+    head = re.sub(r"^\[\[reading(?:\.choice)?\]\]\n.*?(?=^\[)", "", head, flags=re.S | re.M)
     kept = [c for c in cues if re.search(r'^id = "(wu-suan-yue|gai)"', c, re.M)]
     kept[0] = re.sub(r"pieces = \[\n.*?\n\]", 'pieces = ["鹿鳴", { title = "南陔", by = "笙" }]',
                      kept[0], flags=re.S)
