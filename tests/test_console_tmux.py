@@ -28,18 +28,22 @@ HELP = ("space GO", "1 右 hit")
 
 
 class Tmux:
-    """A tmux session of ``width`` × ``height`` running ``command``."""
+    """A tmux session of ``width`` × ``height`` running ``command``, on a tmux server of its
+    own (``-L name``: tests on other workers start theirs at the same time)."""
 
     def __init__(self, name: str, width: int, height: int, command: str) -> None:
         if shutil.which("tmux") is None:
             pytest.fail("tmux is not installed (apt-get install tmux)")
         self.name, self.width, self.height = name, width, height
-        subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", str(width), "-y",
+        self.tmux = ["tmux", "-L", name]
+        # COLUMNS and LINES that are not the terminal's (pytest-xdist's workers carry 80×24):
+        # the console must draw for the terminal's own size
+        subprocess.run([*self.tmux, "new-session", "-d", "-s", name, "-x", str(width), "-y",
                         str(height), command], check=True,
-                       env=dict(os.environ, LANG="C.UTF-8"))
+                       env=dict(os.environ, LANG="C.UTF-8", COLUMNS="200", LINES="60"))
 
     def screen(self) -> str:
-        return subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name],
+        return subprocess.run([*self.tmux, "capture-pane", "-p", "-t", self.name],
                               capture_output=True, text=True).stdout
 
     def wait(self, text: str, timeout: float = 30.0) -> str:
@@ -53,20 +57,20 @@ class Tmux:
 
     def keys(self, *keys: str, pause: float = 0.05) -> None:
         for key in keys:
-            subprocess.run(["tmux", "send-keys", "-t", self.name, key], check=True)
+            subprocess.run([*self.tmux, "send-keys", "-t", self.name, key], check=True)
             time.sleep(pause)
 
     def resize(self, width: int, height: int) -> None:
         self.width, self.height = width, height
-        subprocess.run(["tmux", "resize-window", "-t", self.name, "-x", str(width), "-y",
+        subprocess.run([*self.tmux, "resize-window", "-t", self.name, "-x", str(width), "-y",
                         str(height)], check=True)
 
     def running(self) -> bool:
-        return subprocess.run(["tmux", "has-session", "-t", self.name],
+        return subprocess.run([*self.tmux, "has-session", "-t", self.name],
                               capture_output=True).returncode == 0
 
     def close(self) -> None:
-        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+        subprocess.run([*self.tmux, "kill-server"], capture_output=True)
 
 
 def _fits(tmux: Tmux, shown: str) -> list[str]:
@@ -142,7 +146,7 @@ def test_the_console_fits_in_every_state(tmp_path: Path, width: int, height: int
         tmux.keys("q")
         deadline = time.perf_counter() + 20
         while "sleep" not in subprocess.run(
-                ["tmux", "list-panes", "-t", tmux.name, "-F", "#{pane_current_command}"],
+                [*tmux.tmux, "list-panes", "-t", tmux.name, "-F", "#{pane_current_command}"],
                 capture_output=True, text=True).stdout:
             assert time.perf_counter() < deadline, tmux.screen()
             time.sleep(0.1)

@@ -95,10 +95,6 @@ class Ensemble:
             found = self._places[(instrument, place)] = (name, x, y)
         return found
 
-    def _place_fields(self, instrument: str) -> dict[str, str | float]:
-        name, x, y = self._place(instrument)
-        return {"position": name, "x": x, "y": y}
-
     def pitched(
         self, tick: int, length: int, instrument: str, semitones: int, cue: str,
         lyric: str | None = None, velocity: int | None = None, place: str | None = None,
@@ -123,10 +119,11 @@ class Ensemble:
               cue: str) -> None:
         """A note given as a MIDI key (a user's realization), in equal temperament at A 440."""
         inst = self.instrument(instrument)
+        position, x, y = self._place(inst.name)
         self.notes.append(Note(
             tick=tick, duration=length, channel=inst.channel, key=key, velocity=velocity,
             instrument=inst.name, cue=cue, hz=A4_HZ * 2 ** ((key - A4_MIDI) / 12),
-            **self._place_fields(inst.name),
+            position=position, x=x, y=y,
         ))
 
     def stroke(self, tick: int, instrument: str, cue: str, velocity: int | None = None) -> int:
@@ -141,9 +138,10 @@ class Ensemble:
                 drummer = self._drummers[inst.name] = Drummer(inst.name,
                                                               self.settings.humanize_ms)
             tick = max(0, tick + drummer.next_ticks())
+        position, x, y = self._place(inst.name)
         self.notes.append(Note(
             tick=tick, duration=STROKE_TICKS, channel=inst.channel, key=inst.gm_key,
             velocity=velocity or VELOCITY.get(instrument, STROKE_VELOCITY), instrument=inst.name,
-            cue=cue, **self._place_fields(inst.name),
+            cue=cue, position=position, x=x, y=y,
         ))
         return tick

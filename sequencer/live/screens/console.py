@@ -38,6 +38,7 @@ from sequencer.live.protocol import (
     Skip,
     Stop,
 )
+from sequencer.live.screens.terminal import terminal_size_only
 
 KEYS: dict[str, PlayerCommand] = {
     " ": Go(), "s": Stop(), "h": Hold(), "r": Resume(), "n": Skip(), "b": Back(), "p": Panic(),
@@ -329,9 +330,11 @@ def run_console(player: Player) -> None:
                 if 0 <= key < 256:
                     handle_key(player, chr(key))
 
+    terminal_size_only()
     try:
         curses.wrapper(loop)
     except curses.error as exc:  # a terminal curses cannot drive (an unknown TERM)
         raise UserError(f"the live console cannot drive this terminal (TERM="
                         f"{os.environ.get('TERM', '')!r}: {exc}); use --plain, or set TERM "
                         "to your terminal's type (e.g. xterm-256color)") from None
+

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cues.text import clip
+from sequencer.live.screens.terminal import terminal_size_only
 
 WAIT_S = (1.5, 4.0)  # the block appears after a wait drawn uniformly from this range
 ANTICIPATION_S = 0.1  # a press sooner than this after the block is a guess, not a reaction
@@ -77,6 +78,7 @@ def measure(trials: int, rng: random.Random | None = None) -> Reaction:
             else:
                 result[outcome] += 1
 
+    terminal_size_only()
     curses.wrapper(loop)
     return Reaction(tuple(result["delays"]), result["early"], result["missed"])
 
