@@ -23,7 +23,7 @@ import pytest
 from instruments.ports.memory import read_memory_record
 from sequencer.check.tempo import check_file
 from tests.human_drummer import HumanDrum, human_drum, she_jie_timeline
-from tests.timing import delivered, timing_flaky
+from tests.timing import delivered, on_time, timing_flaky
 
 pytestmark = pytest.mark.live
 
@@ -176,6 +176,11 @@ def test_when_the_drum_stops_the_accompaniment_holds_and_comes_back_on_it(tmp_pa
     # (the drummer's 射節 ends with its last stroke; the accompaniment, held, ends later)
     after = played[(played > stop[1] + 1.0) & (played < struck.max() + 0.02)]
     assert len(after) >= 10
-    assert max(np.abs(struck - t).min() for t in after) < 0.02
     said = [r for r in run["records"] if r["event"] == "follow"]
+    off = max(np.abs(struck - t).min() for t in after)
+    # a cycle the follower placed too late to start on the drum says so ("clipped": "late":
+    # the process or its input was behind on this machine): a timing failure, not a wrong grid
+    late = [r["cycle"] for r in said if r.get("clipped") == "late"]
+    on_time(off < 0.02 or not late, f"cycles {late} placed late: {1000 * off:.0f} ms off")
+    assert off < 0.02, (off, said)
     assert len(said) == 6  # every cycle placed, the held one after the drum came back
