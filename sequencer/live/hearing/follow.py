@@ -44,7 +44,7 @@ from typing import Any
 
 from instruments.midi import is_note_off, is_note_on, is_pitch_bend
 from sequencer.live.cuelist import CueInfo
-from sequencer.live.hearing.drum_grid import DrumFit, Grid, JieShape, cycle_line
+from sequencer.live.hearing.drum_grid import RETURN_SPACING_SD, DrumFit, Grid, JieShape, cycle_line
 from sequencer.live.hearing.heard import HeardDrum, HeardStroke
 from sequencer.live.protocol import StrokeHeard
 from sequencer.outputs.cue_schedule import CueSchedule
@@ -198,7 +198,7 @@ class DrumFollow:
             return
         number, returned = self._number(f, event.t)
         if returned:
-            f.fit = DrumFit(self._spacing(f))
+            f.fit = DrumFit(self._spacing(f), spacing_sd=RETURN_SPACING_SD)
             if f.holding:
                 f.offset += f.shape.per_jie  # the held cycle comes in on the drum's next 節
                 f.holding = False
