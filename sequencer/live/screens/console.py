@@ -337,4 +337,3 @@ def run_console(player: Player) -> None:
         raise UserError(f"the live console cannot drive this terminal (TERM="
                         f"{os.environ.get('TERM', '')!r}: {exc}); use --plain, or set TERM "
                         "to your terminal's type (e.g. xterm-256color)") from None
-
