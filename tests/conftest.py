@@ -40,9 +40,10 @@ def jack() -> tuple[int, int]:
 TIERS = ("render", "live", "jack", "net", "browser", "fuzz", "build")
 REALTIME = ("live", "jack", "net", "browser")
 """The tiers that keep time on the wall clock (shows played, JACK cycles, peers, a browser):
-``realtime`` marks them, and the README's test command runs them alone, one at a time, after
-the others have run on every core (``-n 2``): a CPU-bound test beside them would be the
-"another job on the machine" their timing checks must survive, not a condition to seek."""
+``realtime`` marks them, and the README's test command runs them by themselves, two at a time
+(``-n 2``: they mostly wait), after the others have run on both cores: a CPU-bound test beside
+them would be the "another job on the machine" their timing checks must survive, not a
+condition to seek."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -61,6 +62,7 @@ def pytest_testnodedown(node: object, error: object) -> None:
     config = getattr(node, "config", None)
     reports = getattr(node, "workeroutput", {}).get("fuzz_reports", [])
     reporter = config.pluginmanager.get_plugin("terminalreporter") if config else None
+    if reporter is None:
+        return
     for line in reports:
-        if reporter is not None:
-            reporter.write_line("\n" + line)
+        reporter.write_line("\n" + line)

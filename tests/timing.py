@@ -18,6 +18,8 @@ from typing import TypeVar
 
 import pytest
 
+from instruments.midi import is_all_off, is_note_off
+
 TIMING_RERUNS = 2
 T = TypeVar("T")
 
@@ -49,16 +51,6 @@ def as_sent(got: Sequence[object], want: Sequence[object], xruns: int, what: str
     assert list(got) == list(want), what
 
 
-def _closing(message: object) -> bool:
-    """A note-off (or a note-on of velocity 0), or CC 120/123: what an output writes again
-    after an xrun (instruments.ports.jackout)."""
-    if not isinstance(message, bytes | bytearray) or len(message) < 3:
-        return False
-    status = message[0] & 0xF0
-    return (status == 0x80 or (status == 0x90 and message[2] == 0)
-            or (status == 0xB0 and message[1] in (120, 123)))
-
-
 def _resent_closing(got: list[object], want: list[object]) -> bool:
     """``got`` is ``want`` in its order with closing messages of ``want`` added (no fewer)."""
     if len(got) <= len(want):
@@ -67,7 +59,8 @@ def _resent_closing(got: list[object], want: list[object]) -> bool:
     for message in got:
         if i < len(want) and message == want[i]:
             i += 1
-        elif not (_closing(message) and message in want):
+        elif not (isinstance(message, bytes) and (is_note_off(message) or is_all_off(message))
+                  and message in want):  # what the output writes again (ports.jackout)
             return False
     return i == len(want)
 
