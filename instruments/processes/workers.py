@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cues.errors import UserError
+from instruments.processes.held_signals import held
 from instruments.processes.parent_death import die_with_parent
 
 _POLL_S = 0.5  # how often a wait for a result checks that the children still live
@@ -49,7 +50,8 @@ def populate(shared: mmap.mmap, start: int, length: int) -> None:
 def _serve(what: str, work: Callable[[Any], Any], tasks: multiprocessing.SimpleQueue,
            done: multiprocessing.Queue) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler (atomicfile's)
+    for ending in (signal.SIGTERM, signal.SIGHUP):  # not the parent's handlers (held_signals')
+        signal.signal(ending, signal.SIG_DFL)
     die_with_parent(signal.SIGKILL)
     while (task := tasks.get()) is not None:
         try:
@@ -75,8 +77,11 @@ class Workers:
                          for i in range(count)]
 
     def start(self) -> None:
-        for child in self.children:
-            child.start()
+        """Fork the children, Ctrl-C and the ending signals held meanwhile (``held_signals``:
+        one that came during a fork is acted on after it, not lost in Python's fork hooks)."""
+        with held():
+            for child in self.children:
+                child.start()
 
     def put(self, task: Any) -> None:
         self.tasks.put(task)
@@ -100,18 +105,26 @@ class Workers:
             return result
 
     def stop(self, whole: bool) -> None:
-        """End the children: each is told to stop after its tasks; unless the work was
-        ``whole`` (an error, Ctrl-C, an early close: what they do is not wanted) they are
-        killed at once; any still alive after 2 s is killed; all are reaped."""
-        for _ in self.children:
-            self.tasks.put(None)
-        for child in self.children:
-            if not whole and child.is_alive():
-                child.kill()
-            if child.pid is not None:
+        """End the children: after ``whole`` work each is told to stop after its tasks;
+        otherwise (an error, Ctrl-C, an early close: what they do is not wanted) they are
+        killed at once, with no word through the task queue — a Ctrl-C that came just after
+        a ``put`` took the queue's lock can leave it taken (Python's ``with`` around a
+        ``multiprocessing`` lock: the interrupt lands between the taking and the block), and
+        another ``put`` would wait for it for ever.  Any still alive after 2 s is killed; all
+        are reaped."""
+        try:
+            if whole:
+                for _ in self.children:
+                    self.tasks.put(None)
+        finally:
+            for child in self.children:
+                if child.pid is None:  # never started
+                    continue
+                if not whole and child.is_alive():
+                    child.kill()
                 child.join(timeout=2.0)
                 if child.is_alive():
                     child.kill()
                     child.join()
-        self.done.close()
-        self.done.join_thread()
+            self.done.close()
+            self.done.join_thread()
