@@ -324,7 +324,7 @@ def test_reaction_reports_the_median_and_the_option() -> None:
 def test_reaction_measures_a_press_in_a_terminal(tmp_path: Path) -> None:
     """In tmux: each block answered 0.2 s after it shows; the median is 0.2 s and the time it
     takes tmux to show it and pass the key on (tens of ms)."""
-    from tests.test_console_tmux import Tmux
+    from tests.tmux_session import Tmux
 
     tmux = Tmux(f"yzreact{time.perf_counter_ns()}", 80, 24,
                 f"{sys.executable} {ROOT / 'cli.py'} reaction --trials 3; sleep 30")

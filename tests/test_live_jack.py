@@ -232,52 +232,34 @@ def test_resume_restarts_at_the_logged_cue(jack, tmp_path: Path) -> None:
 
 def test_console_over_tmux(jack, tmp_path: Path) -> None:
     """The operator console in a real terminal (tmux): standby text, GO, the 節 counter, quit."""
-    import shutil
+    from tests.tmux_session import Tmux
 
-    if shutil.which("tmux") is None:
-        pytest.skip("tmux is not installed")
     rx = Receiver()
-    session = f"yzlive{os.getpid()}"
     log = tmp_path / "console.jsonl"
     cmd = (f"{sys.executable} {ROOT / 'cli.py'} live xiang-she --from she-jie --until gai "
            f"--jie-seconds 0.5 --output jack:{rx.port_name} --log {log}")
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "45", cmd],
-                   check=True, env=dict(os.environ, JACK_NO_START_SERVER="1", LANG="C.UTF-8"))
-
-    def screen() -> str:
-        return subprocess.run(["tmux", "capture-pane", "-p", "-t", session],
-                              capture_output=True, text=True).stdout
-
-    def wait_screen(text: str, timeout: float = 20.0) -> bool:
-        deadline = time.perf_counter() + timeout
-        while time.perf_counter() < deadline:
-            if text in screen():
-                return True
-            time.sleep(0.1)
-        return False
-
+    tmux = Tmux(f"yzlive{os.getpid()}", 120, 45, cmd, env={"JACK_NO_START_SERVER": "1"})
     try:
-        assert wait_screen("standby: she-jie"), screen()
-        assert "奏《騶虞》，間若一" in screen()  # the at text the operator watches for
-        subprocess.run(["tmux", "send-keys", "-t", session, "Space"], check=True)
-        assert wait_screen("節 2/5"), screen()
-        assert "standby: ji-wei" in screen()
-        assert "1 右 hit" in screen()  # the judge's keys are on screen
-        subprocess.run(["tmux", "send-keys", "-t", session, "1"], check=True)
-        assert wait_screen("射 tally she-jie"), screen()
-        subprocess.run(["tmux", "send-keys", "-t", session, "q"], check=True)
-        assert wait_screen("q again to quit"), screen()  # music sounds: confirm
-        subprocess.run(["tmux", "send-keys", "-t", session, "q"], check=True)
+        shown = tmux.wait("standby: she-jie", timeout=20)
+        assert "奏《騶虞》，間若一" in shown  # the at text the operator watches for
+        tmux.keys("Space")
+        shown = tmux.wait("節 2/5", timeout=20)
+        assert "standby: ji-wei" in shown
+        assert "1 右 hit" in shown  # the judge's keys are on screen
+        tmux.keys("1")
+        tmux.wait("射 tally she-jie", timeout=20)
+        tmux.keys("q")
+        tmux.wait("q again to quit", timeout=20)  # music sounds: confirm
+        tmux.keys("q")
         deadline = time.perf_counter() + 10
-        while time.perf_counter() < deadline and session in subprocess.run(
-                ["tmux", "ls"], capture_output=True, text=True).stdout:
+        while time.perf_counter() < deadline and tmux.running():
             time.sleep(0.1)
         time.sleep(0.1)
         assert any(m[0] & 0xF0 == 0x90 for m in rx.data())
         assert _unsilenced(rx.data()) == set()
         assert '"event": "jie"' in log.read_text(encoding="utf-8")
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+        tmux.close()
         rx.close()
 
 
