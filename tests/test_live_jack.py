@@ -382,20 +382,20 @@ def test_pyo_output_plays_the_offline_voices_in_time(jack, tmp_path: Path) -> No
                         "live pyo strokes", indices=[i for i, _ in matched])
     on_time(report.ok, f"the live strokes' timing does not hold: {report}")
     assert abs(report.mean_interval_s - 0.375) < 1e-3
-    # the offline render of the same cue, for the loudness
+    # the offline render of the same cue, for the loudness: the live output plays the show at
+    # its render's level (the dry room's pan law, the render's default −23 LUFS)
     offline_wav = tmp_path / "offline.wav"
     render = subprocess.run([sys.executable, str(ROOT / "cli.py"), "render", "xiang-she",
                              "--from", "she-jie", "--until", "she-jie", "--jie-seconds", "1.5",
-                             # the live voices keep the level they were matched to, the old
-                             # default −18 LUFS: live output is not yet normalised to −23
-                             "--loudness", "-18",
-                             "-o", str(offline_wav)], cwd=ROOT, capture_output=True, text=True,
-                            timeout=120)
+                             "--room", "dry", "-o", str(offline_wav)], cwd=ROOT,
+                            capture_output=True, text=True, timeout=120)
     assert render.returncode == 0, render.stderr
     offline, _ = sf.read(str(offline_wav), dtype="float32")
-    # and about as loud (placement and headroom as offline)
-    rms = [float(np.sqrt(np.mean(np.square(x)))) for x in (live, offline)]
-    assert abs(20 * np.log10(rms[0] / rms[1])) < 3.0, rms
+    from instruments.mix.loudness import integrated_loudness
+
+    levels = [integrated_loudness(x, rec.rate) for x in (live, offline)]
+    assert abs(levels[1] - -23.0) < 0.5, levels  # the render's own target
+    assert abs(levels[0] - levels[1]) < 1.0, levels  # BS.1770, gated: silences do not count
 
 
 def test_pyo_output_bad_destinations_exit_2(jack) -> None:

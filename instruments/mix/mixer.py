@@ -29,7 +29,7 @@ limiting.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -55,8 +55,8 @@ MARKS_THE_JIE = frozenset(DRUMS) | {"編鐘", "鑮"}
 """The instruments a 射節 strikes on its grid (its drums; a 編鐘 or 鑮 on each 節's first
 tick): the courtyard hears them with one delay (``Room.start_at_nearest``)."""
 DEFAULT_BLOCK_S = 2.0
-HEADROOM_DB = 14.0
-"""The live pyo port's fixed gain (instruments.ports.pyo); offline renders use loudness instead."""
+Rendered = Generator[tuple[NoteKey, np.ndarray], None, None]
+"""(key, sound) of notes as they are rendered (``voice_processes.rendered``)"""
 
 Progress = Callable[[float, float], None]
 """progress(seconds rendered, total seconds)"""
@@ -252,6 +252,49 @@ def _check_render_settings(sample_rate: int, block_s: float) -> None:
         raise UserError(f"block_s must be from 0.01 to 60 seconds, got {block_s!r}")
 
 
+def _heard(notes: list[RenderNote], reference: Iterable[RenderNote] | None, sample_rate: int,
+           how: Mastering) -> tuple[Room, list[_Placed], list[_Placed]]:
+    """The room as ``how`` has it, the notes placed in it, and the whole they are heard in
+    (``reference``'s notes when given, else the same): the room's time zero is the whole's."""
+    room = Room(how.room, sample_rate, how.listener)
+    placed = _plan(notes, sample_rate, room)
+    whole = placed if reference is None else _plan(reference, sample_rate, room)
+    room.start_at_nearest({p.place for p in whole},
+                          {p.place for p in whole if p.key.instrument in MARKS_THE_JIE})
+    room.tone = room.has_tail and reference is None  # a part of a render carries no room tone
+    return room, placed, whole
+
+
+def _loudness_gain(whole: list[_Placed], room: Room, target: float,
+                   rendered: Callable[[Iterable[NoteKey]], Rendered | None] | None = None,
+                   ) -> float:
+    """The gain that brings the mix of ``whole`` in ``room`` to ``target`` LUFS (1.0 for a
+    silent mix); ``rendered(keys)`` gives the notes' sounds (None, or None from it: on
+    threads)."""
+    if not whole:
+        return 1.0
+    total = max(p.end for p in whole) + room.extra
+    stream = rendered(p.key for p in whole) if rendered is not None else None
+    try:
+        found = estimated_gain(whole, total, room, target, stream)
+    finally:
+        if stream is not None:
+            stream.close()
+    return 1.0 if found is None else found
+
+
+def loudness_gain(notes: Iterable[RenderNote], how: Mastering,
+                  sample_rate: int = DEFAULT_SAMPLE_RATE) -> float:
+    """The gain a render of ``notes`` as ``how`` has them would get to meet ``how.loudness``
+    (1.0 without a target or for silence), estimated without mixing (on threads: no process
+    is forked) — the live ``pyo`` output plays a show at its render's level with it."""
+    if how.loudness is None:
+        return 1.0
+    one_blas_thread()
+    room, _, whole = _heard(list(notes), None, sample_rate, how)
+    return _loudness_gain(whole, room, how.loudness)
+
+
 def mastered_blocks(
     notes: Iterable[RenderNote], sample_rate: int, block_s: float, how: Mastering,
     progress: Progress | None, stats: dict[str, float] | None, with_stems: bool = False,
@@ -266,12 +309,7 @@ def mastered_blocks(
     _check_render_settings(sample_rate, block_s)
     one_blas_thread()  # the room's small products: no BLAS threads waiting for a core
     note_list = list(notes)
-    room = Room(how.room, sample_rate, how.listener)
-    placed = _plan(note_list, sample_rate, room)
-    whole = placed if reference is None else _plan(reference, sample_rate, room)
-    room.start_at_nearest({p.place for p in whole},
-                          {p.place for p in whole if p.key.instrument in MARKS_THE_JIE})
-    room.tone = room.has_tail and reference is None  # a part of a render carries no room tone
+    room, placed, whole = _heard(note_list, reference, sample_rate, how)
     if room.tone:
         room_tone(sample_rate)  # made once, before any process forks
     total = max((p.end for p in placed), default=0)
@@ -279,15 +317,8 @@ def mastered_blocks(
     block = max(1, round(block_s * sample_rate / LIMITER_CHUNK)) * LIMITER_CHUNK
     gain = 1.0
     if how.loudness is not None and placed:
-        whole_total = max(p.end for p in whole) + room.extra if whole else total
         # the notes rendered on processes where it is worth it, measured as they come
-        stream = voice_processes.rendered(p.key for p in whole)
-        try:
-            found = estimated_gain(whole, whole_total, room, how.loudness, stream)
-        finally:
-            if stream is not None:
-                stream.close()
-        gain = 1.0 if found is None else found
+        gain = _loudness_gain(whole, room, how.loudness, voice_processes.rendered)
     if stats is not None:
         stats.update(frames=total, notes=len(placed), unique_notes=len({p.key for p in placed}))
     if gain != 1.0:  # the loudness gain is folded into the notes' gains

@@ -10,10 +10,13 @@ A tuning change reaches the notes struck after it; a note's pitch is fixed at it
 
 The sound is the offline renderer's: before the audio server starts, every note the show will
 play is rendered once by ``instruments.voices.notes`` into a table (the same tables ``yuezheng
-render`` mixes); a note-on starts the table of its instrument, pitch and velocity, placed in the
-courtyard with the offline mixer's pan law and headroom. A note with no table of its own (MIDI
-the show did not announce) plays the nearest table of its instrument transposed, as a sampler
-would. Struck and plucked voices ring out as the offline ones do (a note-off does not damp a
+render`` mixes); a note-on starts the table of its instrument, pitch and velocity, at the level a
+dry render of the show has it: the offline pan law (1/d from 5 m), each voice at its catalog level
+(``instruments.mix.levels.voice_gain``) and the show's ``gain`` — the loudness gain its render
+gets (``instruments.mix.mixer.loudness_gain``: the same notes in the dry room at the render's
+default −23 LUFS), so that the show is heard as loud as its file. A note with no table of its
+own (MIDI the show did not announce) plays the nearest table of its instrument transposed, as a
+sampler would. Struck and plucked voices ring out as the offline ones do (a note-off does not damp a
 bell); sustained voices (笙 和 管 歌) are rendered as long as the show's longest such note and end
 with their release time when the note-off comes. At the end of a show what still rings dies
 away (up to 1.2 s, then a 150 ms fade); a panic's CC 120/123 stops every voice in 20 ms. The
@@ -50,7 +53,7 @@ from instruments.midi import (
     is_note_off,
     is_note_on,
 )
-from instruments.mix.mixer import HEADROOM_DB
+from instruments.mix.levels import voice_gain
 from instruments.mix.placement import pan_gains
 from instruments.ports.base import (
     DEFAULT_CLIENT_NAME,
@@ -112,7 +115,7 @@ def _quiet_stdout() -> Iterator[None]:
 
 
 class PyoOutput(OutputPort):
-    """See the module docstring. ``notes`` and ``places`` come from the compiled rite;
+    """See the module docstring. ``notes``, ``places`` and ``gain`` come from the compiled rite;
     ``port_name``, which every output takes, is unused (pyo names its JACK ports itself)."""
 
     callback_needs_gil = True  # pyo's audio callback runs in this process
@@ -121,7 +124,7 @@ class PyoOutput(OutputPort):
                  port_name: str = DEFAULT_PORT_NAME,
                  notes: Iterable[LiveNote] = (),
                  places: Mapping[str, tuple[float, float]] | None = None,
-                 bell_interval: str = "minor") -> None:
+                 bell_interval: str = "minor", gain: float = 1.0) -> None:
         super().__init__(str(spec))
         self.spec = spec
         self.backend, self.target = parse_pyo_spec(spec.name)
@@ -129,6 +132,7 @@ class PyoOutput(OutputPort):
         self.notes = tuple(notes)
         self.places = dict(places or {})
         self.bell_interval = bell_interval
+        self.gain = gain
         self.sample_rate = 48000
         self.own_name: str | None = None
         self.destination: str | None = None
@@ -340,8 +344,8 @@ class PyoOutput(OutputPort):
     def _gains(self, name: str) -> tuple[float, float]:
         x, y = self.places.get(name, (0.0, -10.0))
         left, right = pan_gains(x, y)
-        h = 10.0 ** (HEADROOM_DB / 20.0)
-        return left * h, right * h
+        level = self.gain * voice_gain(name, self.sample_rate)
+        return left * level, right * level
 
     # closing ------------------------------------------------------------------------------------
     # release_notes() (panic stage one, a hold, the end of a show) sends note-offs as for any

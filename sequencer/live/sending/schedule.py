@@ -40,14 +40,20 @@ def marked_schedule(sched: CueSchedule) -> tuple[list[float], list[bytes], dict[
 
 def output_options(spec: str, timeline: Timeline) -> dict[str, Any] | None:
     """What the output needs to know of the show beyond its messages: for ``pyo`` the notes
-    to prepare tables for and each instrument's place in the hang (its first); else None."""
+    to prepare tables for, each instrument's place in the hang (its first) and the show's
+    loudness gain (its render's in the dry room, the pyo output's pan law, at the render's
+    default loudness: the show as loud as its file); else None."""
     if parse_spec(spec).kind != "pyo":
         return None
+    from instruments.mix.mixer import Mastering, loudness_gain
     from instruments.ports.pyotables import LiveNote  # pyo only when asked for
+    from sequencer.outputs.render import DEFAULT_LOUDNESS_LUFS, render_notes
 
     notes = sorted({LiveNote(n.instrument, n.hz, float(seconds(n.duration)), n.velocity)
                     for n in timeline.notes}, key=repr)
     places: dict[str, tuple[float, float]] = {}
     for n in timeline.notes:
         places.setdefault(n.instrument, (n.x, n.y))
-    return {"notes": notes, "places": places}
+    gain = loudness_gain(render_notes(timeline),
+                         Mastering(room="dry", loudness=DEFAULT_LOUDNESS_LUFS))
+    return {"notes": notes, "places": places, "gain": gain}
