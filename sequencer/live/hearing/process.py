@@ -19,9 +19,7 @@ process is separate for the same reason). It ends on ``QuitHearing``, on the end
 
 from __future__ import annotations
 
-import os
 import select
-import signal
 import sys
 import time
 from multiprocessing.connection import Connection
@@ -44,7 +42,7 @@ from sequencer.live.protocol import (
     QuitHearing,
     StrokeHeard,
 )
-from sequencer.live.sending.parent_watch import ENDING_SIGNALS, die_with_parent
+from sequencer.live.sending.parent_watch import drain_wake, watch_endings
 from sequencer.live.sending.process import set_realtime
 
 # SCHED_FIFO when allowed, under the sending process's (20): its deadlines come first
@@ -82,13 +80,7 @@ class HearingProcess:
         self.signalled = signum
 
     def main(self) -> None:
-        wake_r, wake_w = os.pipe()
-        os.set_blocking(wake_w, False)
-        signal.set_wakeup_fd(wake_w)
-        for signum in ENDING_SIGNALS:
-            signal.signal(signum, self._on_signal)
-        die_with_parent(signal.SIGTERM)
-        self.wake_r = wake_r
+        self.wake_r = watch_endings(self._on_signal)
         sys.setswitchinterval(0.0005)  # JACK's callback needs the GIL once a period
         # before the JACK client exists: its thread (the period callback) inherits the policy
         set_realtime(REALTIME_PRIORITY)
@@ -113,10 +105,7 @@ class HearingProcess:
         except InterruptedError:
             return []
         if self.wake_r in ready:
-            try:
-                os.read(self.wake_r, 512)
-            except BlockingIOError:
-                pass
+            drain_wake(self.wake_r)
         if self.signalled is not None:
             self.quit = True
         if self.ctrl.fileno() in ready:

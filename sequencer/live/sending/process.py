@@ -75,7 +75,7 @@ from sequencer.live.protocol import (
 )
 from sequencer.live.sending.delivery import DeliveryWatch
 from sequencer.live.sending.muting import Muting
-from sequencer.live.sending.parent_watch import ENDING_SIGNALS, die_with_parent
+from sequencer.live.sending.parent_watch import drain_wake, watch_endings
 from sequencer.live.sending.playing_cue import JUMP_EPS_S, PlayingCue, jump_due, lateness
 
 SLACK_S = 0.003  # housekeeping only when the next deadline is at least this far away
@@ -155,10 +155,7 @@ class SendingProcess:
         except InterruptedError:
             return True
         if self.wake_r in ready:
-            try:
-                os.read(self.wake_r, 512)
-            except BlockingIOError:
-                pass
+            drain_wake(self.wake_r)
         return bool(ready)
 
     def _next_command(self) -> SenderCommand | None:
@@ -173,13 +170,7 @@ class SendingProcess:
 
     # main ----------------------------------------------------------------------------------
     def main(self) -> None:
-        wake_r, wake_w = os.pipe()
-        os.set_blocking(wake_w, False)
-        signal.set_wakeup_fd(wake_w)
-        for signum in ENDING_SIGNALS:
-            signal.signal(signum, self._on_signal)
-        die_with_parent(signal.SIGTERM)
-        self.wake_r = wake_r
+        self.wake_r = watch_endings(self._on_signal)
         try:
             port = open_output(self.spec, client_name=self.client_name, port_name=self.port_name,
                                **self.options)
