@@ -233,27 +233,24 @@ def dispatcher_for(player: Player, *, remote_quit: bool = False) -> ControlDispa
         else:
             gate.offer(GoCue(match[1]), dispatcher.replier(address, client))
 
-    def release(client: tuple[str, int], address: str, *args: Any) -> None:
-        command = release_command(args)
-        if command is None:
-            dispatcher.refuse(address, f"/release {shown(args)}: expected SIDE (右/左) and HIT "
-                              "(1/0)")
-        else:
-            gate.offer(command, dispatcher.replier(address, client))
+    def parsed(parse: Callable[[tuple[Any, ...]], Any], expected: str) -> Callable[..., None]:
+        """A handler offering the command ``parse`` makes of the arguments, or refusing."""
+        def handle(client: tuple[str, int], address: str, *args: Any) -> None:
+            command = parse(args)
+            if command is None:
+                dispatcher.refuse(address, f"{address} {shown(args)}: expected {expected}")
+            else:
+                gate.offer(command, dispatcher.replier(address, client))
 
-    def piece(client: tuple[str, int], address: str, *args: Any) -> None:
-        command = piece_command(args)
-        if command is None:
-            dispatcher.refuse(address, f"/piece {shown(args)}: expected the piece's number "
-                              "(1, 2, …)")
-        else:
-            gate.offer(command, dispatcher.replier(address, client))
+        return handle
 
     for address in PLAIN_ADDRESSES:
         dispatcher.map(address, plain, needs_reply_address=True)
-    dispatcher.map("/piece", piece, needs_reply_address=True)
+    dispatcher.map("/piece", parsed(piece_command, "the piece's number (1, 2, …)"),
+                   needs_reply_address=True)
     dispatcher.map(CUE_START_ADDRESS, cue_start, needs_reply_address=True)
-    dispatcher.map("/release", release, needs_reply_address=True)
+    dispatcher.map("/release", parsed(release_command, "SIDE (右/左) and HIT (1/0)"),
+                   needs_reply_address=True)
     return dispatcher
 
 
