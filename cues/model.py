@@ -210,12 +210,15 @@ class Variant:
 @dataclass(frozen=True)
 class ReadingChoice:
     """One value of a reading: the passage behind it and what it changes — cues replaced by
-    their overridden form (cue id → Cue), or compile settings (name → value)."""
+    their overridden form (cue id → Cue), or compile settings (name → value); ``fields``: for
+    each cue, the fields the value sets (the others are left as earlier readings set them)."""
 
     value: str
     source: Source | None = None
     cues: MappingProxyType[str, Cue] = field(default_factory=lambda: MappingProxyType({}))
     setting: MappingProxyType[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    fields: MappingProxyType[str, frozenset[str]] = field(
+        default_factory=lambda: MappingProxyType({}))
 
     @property
     def changes_nothing(self) -> bool:
@@ -225,13 +228,15 @@ class ReadingChoice:
 @dataclass(frozen=True)
 class Setting:
     """A reading the sources leave open: the value in force, the values allowed (``choices``)
-    and, per value, what it changes (``options``; empty for a sheet's old string form)."""
+    and, per value, what it changes (``options``; empty for a sheet's old string form);
+    ``when``: the variants it needs (without them it is not in force, nor listed)."""
 
     name: str
     value: str
     choices: tuple[str, ...]
     note: str = ""
     options: tuple[ReadingChoice, ...] = ()
+    when: tuple[str, ...] = ()
 
     def option(self, value: str) -> ReadingChoice | None:
         return next((o for o in self.options if o.value == value), None)

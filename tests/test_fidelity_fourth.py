@@ -1,0 +1,73 @@
+"""The items issue 26 left (docs/fidelity.md, "The fourth pass"): each pinned to its passage
+(quoted in the test's docstring), checked in the sheets and in the compiled timeline."""
+
+from __future__ import annotations
+
+from cues import repertoire
+from cues.sheet.loader import builtin_rite
+from cues.sources import read_source
+from sequencer.timeline.compiler import compile_rite
+
+RANK_NOTE = ("春秋傳曰肆夏䌓遏渠天子所以享元侯也文王大明緜兩君相見之樂也然則諸侯相與燕升歌大雅合小稚也"
+             "天子與次國小國之君燕亦如之與大國之君燕升歌頌合大雅其笙間之篇未聞")
+
+
+def test_the_rank_passage_is_the_seed_verbatim_with_its_zhi() -> None:
+    """燕禮 注: 「…文王大明緜兩君相見之樂也然則諸侯相與燕升歌大雅合小稚也天子與次國小國之君燕亦
+    如之與大國之君燕升歌頌合大雅其笙間之篇未聞」 — the file writes 稚 for 雅 once."""
+    text = read_source("seeds/yili-yan-li-zhengzhu.txt")
+    assert RANK_NOTE in text
+    assert "合小雅" not in text
+
+
+def test_lords_feasting_one_another_sing_wen_wang_da_ming_mian() -> None:
+    """「文王大明緜兩君相見之樂也然則諸侯相與燕升歌大雅合小稚也」 ... 「其笙間之篇未聞」: with
+    variant zhu-hou the 升歌 is 文王, 大明, 緜, the 合 an unnamed 小雅, the 笙 and 間 unknown;
+    none has a melody, so the 歌 never sounds (no invented melody) and the 瑟 drones."""
+    rite = builtin_rite("yan", ("zhu-hou",))
+    assert [p.title for p in rite.cue("sheng-ge").pieces] == ["文王", "大明", "緜"]
+    assert [p.title for p in rite.cue("he-yue").pieces] == ["小雅 (未名)"]
+    assert {p.title for p in rite.cue("sheng-ru").pieces} == {"笙詩 (未聞)"}
+    assert {p.title for p in rite.cue("jian-ge").pieces} == {"間歌 (未聞)", "笙詩 (未聞)"}
+    for cue in ("sheng-ge", "sheng-ru", "jian-ge", "he-yue", "wu-suan-yue"):
+        assert all(repertoire.get_piece(p.title).lost for p in rite.cue(cue).pieces), cue
+    notes = compile_rite(rite).notes
+    assert not [n for n in notes if n.instrument == "歌"
+                and n.cue in ("sheng-ge", "jian-ge", "he-yue", "wu-suan-yue")]
+    assert [n for n in notes if n.cue == "sheng-ge" and n.instrument == "瑟"]
+    for title in ("文王", "大明", "緜"):
+        piece = repertoire.get_piece(title)
+        assert piece.category == "大雅" and piece.melody_lost
+        assert piece.source.quote == "文王大明緜兩君相見之樂也"
+
+
+def test_the_tianzi_and_a_great_lord_is_the_other_value() -> None:
+    """「天子與次國小國之君燕亦如之與大國之君燕升歌頌合大雅」: reading yan-bin =
+    天子與大國之君 — a 頌 sung, a 大雅 joined in, neither named."""
+    rite = builtin_rite("yan", ("zhu-hou",), {"yan-bin": "天子與大國之君"})
+    assert [p.title for p in rite.cue("sheng-ge").pieces] == ["頌 (未名)"]
+    assert [p.title for p in rite.cue("he-yue").pieces] == ["大雅 (未名)"]
+    assert rite.cue("sheng-ge").zhong == 3
+
+
+def test_the_rank_programs_are_off_by_default() -> None:
+    """「故國君與其臣下及四方之賔燕用之合樂也」: the 經's program is the lord's with his own 臣;
+    without variant zhu-hou the reading is not in force, nor listed, and says so if chosen."""
+    rite = builtin_rite("yan")
+    assert [p.title for p in rite.cue("sheng-ge").pieces] == ["鹿鳴", "四牡", "皇皇者華"]
+    assert "yan-bin" not in {r.name for r in rite.readings}
+    chosen = builtin_rite("yan", (), {"yan-bin": "天子與大國之君"})
+    assert chosen.notices == ("--reading yan-bin=天子與大國之君 changes nothing: reading yan-bin "
+                              "applies only with --variant zhu-hou; add it",)
+    assert [c.pieces for c in chosen.cues] == [c.pieces for c in rite.cues]
+
+
+def test_a_later_readings_bells_keep_the_rank_programs_pieces() -> None:
+    """he-yue-jin = 磬 (鄉飲酒 疏 「谓堂上有歌瑟，堂下有笙磬，合奏此诗」) sets the 合樂's
+    instruments only: the rank program's pieces stay, and its 歌 stays said silent."""
+    rite = builtin_rite("yan", ("zhu-hou",), {"he-yue-jin": "磬"})
+    cue = rite.cue("he-yue")
+    assert [p.title for p in cue.pieces] == ["小雅 (未名)"]
+    assert [c.name for c in cue.instruments] == ["歌", "瑟", "笙", "和", "編磬"]
+    assert next(c for c in cue.instruments if c.name == "歌").silent
+
