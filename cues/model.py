@@ -192,6 +192,7 @@ class Cue:
     unless: tuple[str, ...] = ()  # left out when any of these variants is chosen
     choices: tuple[ProjectChoice, ...] = ()  # the values no source fixes, with their reasons
     calls: tuple[Call, ...] = ()  # the pitched calls at the shooting (the 獲者's 宮 and 商)
+    rules: tuple[Source, ...] = ()  # what the texts forbid or require once the cue begins
     line: int | None = None  # where the cue starts in its sheet
 
     @property
@@ -267,6 +268,7 @@ class Rite:
         """Every bundled source file the sheet cites (cues, positions, variants, readings)."""
         sources = [self.layout_source, *(c.source for c in self.cues),
                    *(call.source for c in self.cues for call in c.calls),
+                   *(rule for c in self.cues for rule in c.rules),
                    *(p.source for p in self.layout), *(v.source for v in self.variants),
                    *(o.source for r in self.readings for o in r.options)]
         return tuple(dict.fromkeys(s.file for s in sources if s is not None and s.file))

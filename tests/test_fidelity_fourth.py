@@ -7,6 +7,7 @@ from cues import repertoire
 from cues.sheet.loader import builtin_rite
 from cues.sources import read_source
 from sequencer.timeline.compiler import compile_rite
+from sequencer.timeline.rite_json import cue_json
 
 RANK_NOTE = ("春秋傳曰肆夏䌓遏渠天子所以享元侯也文王大明緜兩君相見之樂也然則諸侯相與燕升歌大雅合小稚也"
              "天子與次國小國之君燕亦如之與大國之君燕升歌頌合大雅其笙間之篇未聞")
@@ -71,3 +72,20 @@ def test_a_later_readings_bells_keep_the_rank_programs_pieces() -> None:
     assert [c.name for c in cue.instruments] == ["歌", "瑟", "笙", "和", "編磬"]
     assert next(c for c in cue.instruments if c.name == "歌").silent
 
+
+
+def test_no_dafu_enters_once_the_music_has_begun() -> None:
+    """鄉飲酒 記 and 鄉射 記: 「樂作，大夫不入」 (鄭注 「後乐贤者」) — a rule of the first music
+    cue, quoted verbatim with its layer 記 and shown by `show`. The 燕禮 has no such words."""
+    for rite_id, cue_id in (("xiang-yin-jiu", "sheng-ge"), ("xiang-she", "he-yue")):
+        rite = builtin_rite(rite_id)
+        first = next(c for c in rite.cues if c.is_music)
+        assert first.id == cue_id
+        (rule,) = first.rules
+        assert rule.quote == "樂作，大夫不入" and rule.work.endswith("記")
+        assert "樂作，大夫不入" in read_source(rule.file)
+        assert not any(c.rules for c in rite.cues if c.id != cue_id)
+        shown = cue_json(first, compile_rite(rite))["rules"]
+        assert [(r["quote"], r["layers"]) for r in shown] == [("樂作，大夫不入", ["記"])]
+    assert "大夫不入" not in read_source("seeds/yili-yan-li-zhengzhu.txt")
+    assert "大夫不入" not in read_source("seeds/yili-da-she-zhushu.txt")

@@ -76,6 +76,9 @@ def cue_json(cue: Cue, timeline: Timeline | None,
         out["fragments"] = fragments
     if cue.calls:
         out["calls"] = [_call_json(c) for c in cue.calls]
+    if cue.rules:
+        out["rules"] = [{**citation_json(r), **({"note": r.note} if r.note else {})}
+                        for r in cue.rules]
     if cue.moves:
         out["moves"] = [{"name": m.name, "x": m.x, "y": m.y} for m in cue.moves]
     if cue.when or cue.unless:

@@ -63,7 +63,8 @@ def _cue_rows(number: int, cue: dict[str, Any]) -> list[str]:
             f"{length + mark['duration_s']:>8}  {cue['trigger'] + mark['trigger']:<10}  "
             f"{pieces}",
             f"    at {_moment(cue)} — {cited(cue['source'])}: 「{cue['source']['quote']}」",
-            *_call_rows(cue)]
+            *_call_rows(cue),
+            *(f"    rule: 「{r['quote']}」 — {cited(r)}" for r in cue.get("rules", ()))]
 
 
 def _moment(cue: dict[str, Any]) -> str:
