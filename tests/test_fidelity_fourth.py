@@ -89,3 +89,38 @@ def test_no_dafu_enters_once_the_music_has_begun() -> None:
         assert [(r["quote"], r["layers"]) for r in shown] == [("樂作，大夫不入", ["記"])]
     assert "大夫不入" not in read_source("seeds/yili-yan-li-zhengzhu.txt")
     assert "大夫不入" not in read_source("seeds/yili-da-she-zhushu.txt")
+
+
+def _called(rite_id: str, cue_id: str, variants: tuple[str, ...]) -> list[tuple[str | None, int]]:
+    rite = builtin_rite(rite_id, variants)
+    notes = sorted((n for n in compile_rite(rite).notes if n.cue == cue_id
+                    and n.position == "獲者"), key=lambda n: n.tick)
+    return [(n.lyric, n.semitones) for n in notes]
+
+
+def test_the_third_rounds_nuo_sounds_before_the_command() -> None:
+    """大射, the third round: 「司射猶挾一个以作射，如初。一耦揖升如初。司馬升，命去侯，負侯許諾。」
+    — 疏 「此經云「如初」者，皆如上第二番射法，唯作樂為異耳」, and the second's is 「負侯許諾
+    如初」: the 諾 on 宮 then 商 (「以宮趨…又諾以商」), a cue before 樂正's command (variant
+    san-nuo; off by default, the default program unchanged)."""
+    assert _called("da-she", "qu-hou-3", ("san-nuo",)) == [("諾", -12), ("諾", -10)]
+    rite = builtin_rite("da-she", ("san-nuo",))
+    ids = [c.id for c in rite.cues]
+    assert ids.index("qu-hou-3") == ids.index("she-jie") - 1
+    assert rite.cue("qu-hou-3").source.quote.endswith("司馬升，命去侯，負侯許諾。")
+    assert "qu-hou-3" not in {c.id for c in builtin_rite("da-she").cues}
+
+
+def test_the_fu_she_is_an_optional_round_before_the_wu_suan() -> None:
+    """大射: 「若命曰「復射」，則不獻庶子」; 「司射命射，唯欲」; 「壹發，中三侯皆獲」 — an optional
+    round (variant fu-she, off by default) after the 射節 and before the 無算爵; no music named."""
+    rite = builtin_rite("da-she", ("fu-she",))
+    ids = [c.id for c in rite.cues]
+    assert ids.index("she-jie") < ids.index("fu-she") < ids.index("wu-suan-yue")
+    cue = rite.cue("fu-she")
+    assert cue.at == "司射命射，唯欲" and not cue.pieces and not cue.instruments
+    assert {lyric for lyric, _ in _called("da-she", "fu-she", ("fu-she",))} == {"獲"}
+    assert {n.instrument for n in compile_rite(rite).notes if n.cue == "fu-she"} == {"歌"}
+    variant = next(v for v in rite.variants if v.id == "fu-she")
+    assert variant.source is not None and variant.source.quote == "若命曰「復射」，則不獻庶子"
+    assert "fu-she" not in {c.id for c in builtin_rite("da-she").cues}
