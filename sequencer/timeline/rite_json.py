@@ -149,7 +149,7 @@ def reading_json(reading: Setting) -> dict:
             item["setting"] = dict(option.setting)
         choices.append(item)
     return {"name": reading.name, "value": reading.value, "choices": choices,
-            "note": reading.note}
+            "note": reading.note, **({"when": list(reading.when)} if reading.when else {})}
 
 
 def rite_json(rite: Rite, timeline: Timeline | None = None) -> dict:

@@ -100,7 +100,8 @@ def readings_lines(readings: list[dict[str, Any]]) -> list[str]:
     lines = []
     for reading in readings:
         values = ", ".join(c["value"] for c in reading["choices"])
-        lines.append(f"reading {reading['name']} = {reading['value']} (choices: {values})")
+        needs = "".join(f", with variant {v}" for v in reading.get("when", ()))
+        lines.append(f"reading {reading['name']} = {reading['value']} (choices: {values}{needs})")
         lines += [f"    {choice['value']}: {cited(choice['source'])}: "
                   f"「{choice['source']['quote']}」"
                   for choice in reading["choices"] if "source" in choice]
