@@ -192,6 +192,7 @@ class Cue:
     unless: tuple[str, ...] = ()  # left out when any of these variants is chosen
     choices: tuple[ProjectChoice, ...] = ()  # the values no source fixes, with their reasons
     calls: tuple[Call, ...] = ()  # the pitched calls at the shooting (the 獲者's 宮 and 商)
+    rules: tuple[Source, ...] = ()  # what the texts forbid or require once the cue begins
     line: int | None = None  # where the cue starts in its sheet
 
     @property
@@ -210,12 +211,15 @@ class Variant:
 @dataclass(frozen=True)
 class ReadingChoice:
     """One value of a reading: the passage behind it and what it changes — cues replaced by
-    their overridden form (cue id → Cue), or compile settings (name → value)."""
+    their overridden form (cue id → Cue), or compile settings (name → value); ``fields``: for
+    each cue, the fields the value sets (the others are left as earlier readings set them)."""
 
     value: str
     source: Source | None = None
     cues: MappingProxyType[str, Cue] = field(default_factory=lambda: MappingProxyType({}))
     setting: MappingProxyType[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    fields: MappingProxyType[str, frozenset[str]] = field(
+        default_factory=lambda: MappingProxyType({}))
 
     @property
     def changes_nothing(self) -> bool:
@@ -225,13 +229,15 @@ class ReadingChoice:
 @dataclass(frozen=True)
 class Setting:
     """A reading the sources leave open: the value in force, the values allowed (``choices``)
-    and, per value, what it changes (``options``; empty for a sheet's old string form)."""
+    and, per value, what it changes (``options``; empty for a sheet's old string form);
+    ``when``: the variants it needs (without them it is not in force, nor listed)."""
 
     name: str
     value: str
     choices: tuple[str, ...]
     note: str = ""
     options: tuple[ReadingChoice, ...] = ()
+    when: tuple[str, ...] = ()
 
     def option(self, value: str) -> ReadingChoice | None:
         return next((o for o in self.options if o.value == value), None)
@@ -262,6 +268,7 @@ class Rite:
         """Every bundled source file the sheet cites (cues, positions, variants, readings)."""
         sources = [self.layout_source, *(c.source for c in self.cues),
                    *(call.source for c in self.cues for call in c.calls),
+                   *(rule for c in self.cues for rule in c.rules),
                    *(p.source for p in self.layout), *(v.source for v in self.variants),
                    *(o.source for r in self.readings for o in r.options)]
         return tuple(dict.fromkeys(s.file for s in sources if s is not None and s.file))

@@ -33,6 +33,7 @@ CUE_KEYS = {
     "id", "kind", "title", "at", "trigger", "pieces", "zhong", "performers", "instruments",
     "stop", "moves", "song", "jie", "listen", "ou", "when", "unless", "source",
     "pre_wait_s", "post_wait_s", "duration_s", "operator_ends", "note", "choices", "calls",
+    "rules",
 }
 CHOICE_KEYS = {"field", "reason"}
 STOP_KEYS = {"event", "at"}
@@ -85,7 +86,22 @@ def parse_cue(checker: SheetChecker, data: object, index: int, base: Path | None
         post_wait_s=waits.get("post_wait_s", 0.0), duration_s=waits.get("duration_s"),
         operator_ends=operator_ends, line=checker.lines.line("cue", index),
         choices=_choices(checker, data, where), calls=parse_calls(checker, data, kind, where),
+        rules=_rules(checker, data, where),
     )
+
+
+def _rules(checker: SheetChecker, data: dict, where: Where) -> tuple[Source, ...]:
+    """The cue's ``rules``: passages that bind the rite once the cue begins (the 記's 「樂作，
+    大夫不入」), each a ``{ work, file, quote, note }`` checked like a cue's source."""
+    raw = checker.array(data.get("rules"), "rules", "an array of { work, file, quote, note }",
+                        key="rules", **where)
+    out: list[Source] = []
+    for item in raw or ():
+        rule = parse_source(checker, item, table=where["table"], index=where["index"],
+                            cue=where.get("cue"), required=True, key="rules")
+        if rule is not None:
+            out.append(rule)
+    return tuple(out)
 
 
 def _id_and_kind(checker: SheetChecker, data: object, index: int) -> tuple[str, str] | None:

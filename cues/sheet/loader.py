@@ -80,7 +80,7 @@ def _chosen(whole: Rite, variants: Sequence[str] | None,
     """``whole`` with ``variants`` chosen (None: all) and ``readings`` in force, and a notice
     for each reading that changes nothing under those variants."""
     rite = whole if variants is None else select_variants(whole, variants)
-    rite = select_readings(rite, readings)
+    rite = select_readings(rite, readings, every=variants is None)
     notices = reading_notices(whole, rite, readings or {})
     return replace(rite, notices=notices) if notices else rite
 

@@ -24,11 +24,14 @@ from cues.sheet.cue_table import parse_cue
 from cues.sheet.quotations import misquotation_message, misquotations
 from cues.sheet.subtables import parse_source
 
-READING_KEYS = {"name", "value", "choices", "choice", "note"}
+READING_KEYS = {"name", "value", "choices", "choice", "note", "when"}
 CHOICE_KEYS = {"value", "source", "cues", "setting"}
 # the cue fields a reading's value may set
 CUE_FIELDS = {"title", "at", "pieces", "zhong", "song", "jie", "listen", "ou", "performers",
-              "instruments", "stop", "note"}
+              "instruments", "stop", "note", "choices"}
+# the Cue attribute each of those fields sets ("note" is read by no Cue attribute)
+_CUE_ATTRIBUTE = {"song": "shooting", "jie": "shooting", "listen": "shooting", "ou": "shooting",
+                  "note": None}
 CHOICE_TABLE = "reading.choice"
 
 
@@ -36,6 +39,7 @@ def parse_readings(checker: SheetChecker, data: dict, base: Path | None) -> tupl
     """The ``[[reading]]`` tables, each choice applied to its cues and checked."""
     raw_cues = {c["id"]: (i, c) for i, c in enumerate(data.get("cue") or [])
                 if isinstance(c, dict) and isinstance(c.get("id"), str)}
+    variant_ids = {v.get("id") for v in data.get("variant") or () if isinstance(v, dict)}
     readings: list[Setting] = []
     choice_index = 0  # the [[reading.choice]] tables are counted across the readings
     for i, item in checker.table_array(data, "reading"):
@@ -44,6 +48,11 @@ def parse_readings(checker: SheetChecker, data: dict, base: Path | None) -> tupl
         name = checker.get(item, "name", str, "the reading's name", required=True, **where)
         value = checker.get(item, "value", str, "the reading used", required=True, **where)
         old_form = checker.string_list(item, "choices", **where)
+        when = checker.string_list(item, "when", **where)
+        for v in when:
+            if v not in variant_ids:
+                checker.error(f"reading {name!r}: variant {v!r} is not declared", key="when",
+                              **where)
         options: list[ReadingChoice] = []
         for raw in checker.array(item.get("choice"), "choice",
                                  "tables, each written [[reading.choice]]", **where) or ():
@@ -60,7 +69,8 @@ def parse_readings(checker: SheetChecker, data: dict, base: Path | None) -> tupl
         if value not in values:
             checker.error(f"reading {name!r} value {value!r} changes nothing: it is not among "
                           f"its choices ({' | '.join(values)})", key="value", **where)
-        readings.append(Setting(name, value, values, str(item.get("note", "")), tuple(options)))
+        readings.append(Setting(name, value, values, str(item.get("note", "")), tuple(options),
+                                tuple(when)))
     return tuple(readings)
 
 
@@ -82,7 +92,11 @@ def _choice(
     source = parse_source(checker, raw.get("source"), cue=None, required=False, **where)
     cues = _choice_cues(checker, raw, name, value, index, raw_cues, base)
     setting = _choice_setting(checker, raw, name, value, index)
-    option = ReadingChoice(value, source, MappingProxyType(cues), MappingProxyType(setting))
+    given = raw.get("cues")
+    fields = {cid: frozenset(f for f in given[cid] if f in CUE_FIELDS)
+              for cid in cues} if isinstance(given, dict) else {}
+    option = ReadingChoice(value, source, MappingProxyType(cues), MappingProxyType(setting),
+                           MappingProxyType(fields))
     if option.changes_nothing:
         checker.error(f"reading {name!r} value {value!r} changes nothing", **where)
     return option
@@ -181,10 +195,14 @@ def parse_reading_args(items: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def select_readings(rite: Rite, chosen: Mapping[str, str] | None = None) -> Rite:
+def select_readings(rite: Rite, chosen: Mapping[str, str] | None = None,
+                    every: bool = False) -> Rite:
     """The rite with its readings in force: the defaults, the sheet's ``[settings] readings``,
-    then ``chosen``; each value's cues replace theirs (a cue a variant removed stays out) and
-    its settings join the rite's (UserError on an unknown reading or value)."""
+    then ``chosen``; each value's cues take the fields it sets (the others stay as the sheet or
+    an earlier reading set them; a cue a variant removed stays out) and its settings join the
+    rite's (UserError on an unknown reading or value).  A reading whose variants (``when``)
+    are not all chosen is not in force and not listed (``every``: the validator's view of
+    every cue of every variant, where it is listed, not applied)."""
     sheet_choice = rite.settings.get("readings", {})
     by_name = {r.name: r for r in rite.readings}
     wanted = {**(sheet_choice if isinstance(sheet_choice, dict) else {}),
@@ -200,17 +218,37 @@ def select_readings(rite: Rite, chosen: Mapping[str, str] | None = None) -> Rite
     in_force: list[Setting] = []
     for reading in rite.readings:
         value = str(wanted.get(reading.name, reading.value))
+        if not set(reading.when) <= set(rite.active_variants):
+            if every:
+                in_force.append(replace(reading, value=value))
+            continue
         in_force.append(replace(reading, value=value))
         option = reading.option(value)
         if option is None:
             continue
         for cue_id, cue in option.cues.items():
             if cue_id in cues:
-                old = cues[cue_id]
-                cues[cue_id] = replace(cue, when=old.when, unless=old.unless)
+                cues[cue_id] = _set_fields(cues[cue_id], cue, option.fields.get(cue_id))
         settings.update(option.setting)
     return replace(rite, cues=tuple(cues.values()), settings=MappingProxyType(settings),
                    readings=tuple(in_force))
+
+
+def _set_fields(old: Cue, new: Cue, fields: frozenset[str] | None) -> Cue:
+    """``old`` with the fields a reading's value sets taken from ``new`` (its cue as that value
+    sets it); a listed instrument keeps the ``silent`` reason an earlier reading gave it when
+    the later one gives none (the 歌 of a lost program stays said silent under another value's
+    bells)."""
+    if fields is None:
+        return replace(new, when=old.when, unless=old.unless)
+    attrs = {a for f in fields if (a := _CUE_ATTRIBUTE.get(f, f)) is not None}
+    out = replace(old, **{a: getattr(new, a) for a in attrs})
+    if "instruments" in attrs:
+        why = {c.name: c.silent for c in old.instruments if c.silent}
+        out = replace(out, instruments=tuple(
+            c if c.silent or c.name not in why else replace(c, silent=why[c.name])
+            for c in out.instruments))
+    return out
 
 
 def canonical_readings(rite: Rite, chosen: Mapping[str, str]) -> dict[str, str]:
@@ -244,8 +282,14 @@ def reading_notices(whole: Rite, played: Rite, chosen: Mapping[str, str]) -> tup
     by_name = {r.name: r for r in played.readings}
     in_play = {c.id for c in played.cues}
     all_cues = {c.id: c for c in whole.cues}
+    gated = {r.name: r for r in whole.readings if r.when}
     for name, value in canonical_readings(whole, chosen).items():
         reading = by_name.get(name)
+        if reading is None and name in gated:
+            needs = [v for v in gated[name].when if v not in played.active_variants]
+            notices.append(f"--reading {name}={value} changes nothing: reading {name} applies "
+                           f"only with {' '.join(f'--variant {v}' for v in needs)}; add it")
+            continue
         option = reading.option(value) if reading is not None else None
         if option is None or option.setting or not option.cues:
             continue

@@ -76,6 +76,9 @@ def cue_json(cue: Cue, timeline: Timeline | None,
         out["fragments"] = fragments
     if cue.calls:
         out["calls"] = [_call_json(c) for c in cue.calls]
+    if cue.rules:
+        out["rules"] = [{**citation_json(r), **({"note": r.note} if r.note else {})}
+                        for r in cue.rules]
     if cue.moves:
         out["moves"] = [{"name": m.name, "x": m.x, "y": m.y} for m in cue.moves]
     if cue.when or cue.unless:
@@ -146,7 +149,7 @@ def reading_json(reading: Setting) -> dict:
             item["setting"] = dict(option.setting)
         choices.append(item)
     return {"name": reading.name, "value": reading.value, "choices": choices,
-            "note": reading.note}
+            "note": reading.note, **({"when": list(reading.when)} if reading.when else {})}
 
 
 def rite_json(rite: Rite, timeline: Timeline | None = None) -> dict:

@@ -63,7 +63,8 @@ def _cue_rows(number: int, cue: dict[str, Any]) -> list[str]:
             f"{length + mark['duration_s']:>8}  {cue['trigger'] + mark['trigger']:<10}  "
             f"{pieces}",
             f"    at {_moment(cue)} — {cited(cue['source'])}: 「{cue['source']['quote']}」",
-            *_call_rows(cue)]
+            *_call_rows(cue),
+            *(f"    rule: 「{r['quote']}」 — {cited(r)}" for r in cue.get("rules", ()))]
 
 
 def _moment(cue: dict[str, Any]) -> str:
@@ -99,7 +100,8 @@ def readings_lines(readings: list[dict[str, Any]]) -> list[str]:
     lines = []
     for reading in readings:
         values = ", ".join(c["value"] for c in reading["choices"])
-        lines.append(f"reading {reading['name']} = {reading['value']} (choices: {values})")
+        needs = "".join(f", with variant {v}" for v in reading.get("when", ()))
+        lines.append(f"reading {reading['name']} = {reading['value']} (choices: {values}{needs})")
         lines += [f"    {choice['value']}: {cited(choice['source'])}: "
                   f"「{choice['source']['quote']}」"
                   for choice in reading["choices"] if "source" in choice]

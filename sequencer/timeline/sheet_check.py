@@ -126,10 +126,13 @@ def combination_problems(rite: Rite, path: str) -> list[SheetError]:
     loaded: dict[tuple[tuple[str, str], ...], Rite] = {}  # every variant's cues, per readings
     compiled: set[tuple[int, ...]] = set()  # the cues of each rite compiled (by identity)
     for variants, readings in combinations(rite)[0]:
-        key = tuple(sorted(readings.items()))
+        # a reading that needs variants (its ``when``) is in force only when they are chosen
+        gates = tuple(sorted({v for r in as_written.readings for v in r.when if v in variants}))
+        key = (*sorted(readings.items()), *((g, "") for g in gates))
         try:
             if key not in loaded:
-                loaded[key] = select_readings(as_written, readings)
+                loaded[key] = select_readings(replace(as_written, active_variants=gates),
+                                              readings)
             chosen = select_variants(loaded[key], variants)
         except UserError:  # variants the sheet refuses together: `show` says so itself
             continue
