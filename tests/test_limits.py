@@ -299,19 +299,20 @@ def test_combinations_are_bounded() -> None:
     values = math.prod(len(r.choices) for r in xiang_she.readings)
     every, total = combinations(xiang_she)
     assert total == len(every) == 2 * values <= COMBINATIONS.value
-    yan = load_rite("yan", ())  # 5 variants and 6 readings: past the limit, sampled
+    yan = load_rite("yan", ())  # 6 variants and 7 readings: past the limit, sampled
     values = math.prod(len(r.choices) for r in yan.readings)
-    assert len(yan.variants) == 5 and 2 ** 5 * values > COMBINATIONS.value
+    n = len(yan.variants)
+    assert n == 6 and 2 ** n * values > COMBINATIONS.value
     some, total = combinations(yan)
-    assert total == 2 ** 5 * values and len(some) == COMBINATIONS.value
-    many = replace(yan, variants=yan.variants * 4)  # 20 variants
+    assert total == 2 ** n * values and len(some) == COMBINATIONS.value
+    many = replace(yan, variants=yan.variants * 4)  # 24 variants
     some, total = combinations(many)
-    assert total == 2 ** 20 * values and len(some) == COMBINATIONS.value
+    assert total == 2 ** (4 * n) * values and len(some) == COMBINATIONS.value
     ids = tuple(v.id for v in many.variants)
-    assert some[:22] == [((), {}), *(((v,), {}) for v in ids), (ids, {})]
+    assert some[:len(ids) + 2] == [((), {}), *(((v,), {}) for v in ids), (ids, {})]
     assert combinations(many)[0] == some  # the same sample on every run
-    huge = replace(yan, variants=yan.variants * 10)  # 50: counted, never listed
-    assert combinations(huge)[1] == 2 ** 50 * values
+    huge = replace(yan, variants=yan.variants * 10)  # 60: counted, never listed
+    assert combinations(huge)[1] == 2 ** (10 * n) * values
 
 
 @pytest.mark.parametrize(("channels", "rate", "frames", "message"), [

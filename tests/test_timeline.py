@@ -111,7 +111,10 @@ def test_jie_are_equal_to_the_tick(song, jie, pairs, tempo, jie_seconds, pattern
 
 @pytest.mark.parametrize("rite_id", BUILTIN_RITES)
 def test_midi_file_of_each_rite(rite_id: str, tmp_path: Path) -> None:
-    rite = load_rite(rite_id, [v.id for v in load_rite(rite_id).variants if v.id != "xia-guan"])
+    # every variant but the alternative programs (下管 instead of the 笙; 鄭's programs by rank,
+    # whose songs are lost: the first sung lyrics would be the marker's calls)
+    rite = load_rite(rite_id, [v.id for v in load_rite(rite_id).variants
+                               if v.id not in ("xia-guan", "zhu-hou")])
     tl = compile_rite(rite, make_settings(rite.settings))
     mid = midi_from(tl)
     assert mid.type == 1 and mid.ticks_per_beat == 960
