@@ -933,6 +933,7 @@ def _register_live(p: argparse.ArgumentParser) -> None:
     from sequencer.live.go_safety import DEFAULT_GO_GUARD_S
     from sequencer.live.player.judging import DEFAULT_MARK_DELAY_S
     from sequencer.live.screens.web.guard import MIN_TOKEN_CHARS
+    from sequencer.outputs.render import DEFAULT_LOUDNESS_LUFS
 
     _add_piece_target(p)
     p.add_argument("--output", required=True, metavar="SPEC",
@@ -957,6 +958,9 @@ def _register_live(p: argparse.ArgumentParser) -> None:
                        f"(default {default})")
     p.add_argument("--clock-out", action="store_true",
                    help="send MIDI clock (24 ppqn at the rite's tempo, start/stop/continue)")
+    p.add_argument("--loudness", type=float, metavar="LUFS", default=DEFAULT_LOUDNESS_LUFS,
+                   help="the pyo output plays the show as loud as its render normalised to "
+                   f"this integrated loudness (default {DEFAULT_LOUDNESS_LUFS:g}, render's)")
     _add_midi_tuning(p)
     p.add_argument("--log", metavar="FILE.jsonl", help="append the show log (JSON lines) here")
     p.add_argument("--resume", metavar="LOG", help="start again at the last cue LOG started")
@@ -1084,7 +1088,7 @@ def cmd_live(args: argparse.Namespace) -> int:
         standby=standby, only=_selection(args, rite),
         resumed=(args.resume, from_cue) if args.resume and from_cue else None,
         mark_delay_ms=args.mark_delay_ms, midi_tuning=args.midi_tuning, hear=args.hear,
-        hear_latency_ms=args.hear_latency_ms, follow=args.follow))
+        hear_latency_ms=args.hear_latency_ms, follow=args.follow, loudness=args.loudness))
     if options.screens.token_made:
         _say(f"web operator token (made for this show, printed only here): "
              f"{options.screens.token}")

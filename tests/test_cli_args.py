@@ -96,6 +96,7 @@ def test_every_choice_and_default_is_the_owners() -> None:
         ("live", "--takeover"): DEFAULT_TAKEOVER_MS, ("live", "--midi-go"): DEFAULT_GO,
         ("live", "--midi-stop"): DEFAULT_STOP, ("live", "--midi-panic"): DEFAULT_PANIC,
         ("judge", "--tolerance-ms"): DEFAULT_TOLERANCE_MS,
+        ("live", "--loudness"): DEFAULT_LOUDNESS_LUFS,
     }
     for (command, flag), owned in defaults.items():
         assert _option(command, flag).default == owned, (command, flag)
@@ -122,3 +123,31 @@ def test_a_bad_setting_names_the_flag_it_came_by(argv, message, tmp_path, capsys
     assert cli.main(["midi", "xiang-she", "-o", str(tmp_path / "x.mid"), *argv]) == cli.EXIT_USAGE
     assert f"yuezheng: {message}" in capsys.readouterr().err
     assert not (tmp_path / "x.mid").exists()
+
+
+@pytest.mark.parametrize("lufs", ["0", "nan", "-61"])
+def test_live_refuses_a_loudness_no_render_may_have(lufs: str, capsys) -> None:
+    assert cli.main(["live", "xiang-she", "--output", "memory:", "--auto",
+                     "--loudness", lufs]) == cli.EXIT_USAGE
+    assert f"yuezheng: --loudness {lufs}: expected -60 to -6 LUFS" in capsys.readouterr().err
+
+
+def test_the_pyo_output_plays_at_the_loudness_asked() -> None:
+    """``live --loudness``: the pyo output's gain is the one a dry render of the show's notes
+    gets at that loudness: from −33 to −28 LUFS 5 dB more (the limiter idle there), from the
+    default to −18 more than 5 dB (the limiter takes the 節 strokes' peaks, the gain makes it
+    up)."""
+    import math
+
+    from sequencer.live.sending.schedule import output_options
+    from sequencer.timeline.compiler import compile_rite
+    from sequencer.timeline.selection import selected_rite
+
+    rite, settings = selected_rite("xiang-she", variants=(), readings=(), from_cue="she-jie",
+                                   until_cue="she-jie", overrides={}, flags={}, ensemble=None)
+    timeline = compile_rite(rite, settings)
+    assert output_options("memory:", timeline, -18.0) is None  # MIDI outputs: nothing to say
+    gains = {lufs: output_options("pyo", timeline, lufs) for lufs in (-33.0, -28.0, None, -18.0)}
+    db = {lufs: 20 * math.log10(o["gain"]) for lufs, o in gains.items() if o is not None}
+    assert db[-28.0] - db[-33.0] == pytest.approx(5.0, abs=0.05)
+    assert db[-18.0] - db[None] > 5.5

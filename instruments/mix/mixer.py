@@ -52,6 +52,8 @@ from instruments.voices.sung import legato_links
 DEFAULT_SAMPLE_RATE = 48000
 SUNG_KEY_VELOCITY = 100  # the velocity a 歌 note is synthesized at (its own is its gain)
 MARKS_THE_JIE = frozenset(DRUMS) | {"編鐘", "鑮"}
+MIN_LOUDNESS, MAX_LOUDNESS = -60.0, -6.0
+"""the integrated loudness (LUFS) a render may be normalised to"""
 """The instruments a 射節 strikes on its grid (its drums; a 編鐘 or 鑮 on each 節's first
 tick): the courtyard hears them with one delay (``Room.start_at_nearest``)."""
 DEFAULT_BLOCK_S = 2.0
@@ -242,8 +244,10 @@ class Mastering:
         if self.room not in ROOMS:
             raise UserError(f"room must be one of {', '.join(ROOMS)}, got {self.room!r}")
         lufs = self.loudness
-        if lufs is not None and (not isinstance(lufs, int | float) or not -60 <= lufs <= -6):
-            raise UserError(f"loudness must be from -60 to -6 LUFS, got {lufs!r}")
+        if lufs is not None and (not isinstance(lufs, int | float)
+                                 or not MIN_LOUDNESS <= lufs <= MAX_LOUDNESS):
+            raise UserError(f"loudness must be from {MIN_LOUDNESS:g} to {MAX_LOUDNESS:g} LUFS, "
+                            f"got {lufs!r}")
 
 
 def _check_render_settings(sample_rate: int, block_s: float) -> None:

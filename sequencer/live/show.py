@@ -18,6 +18,7 @@ from typing import Any
 from cues.errors import UserError
 from cues.model import Rite
 from instruments.midi import DEFAULT_MIDI_TUNING, MIDI_TUNINGS
+from instruments.mix.mixer import MAX_LOUDNESS, MIN_LOUDNESS
 from instruments.ports import parse_spec
 from sequencer.live import protocol
 from sequencer.live.control.midi_in import (
@@ -42,6 +43,7 @@ from sequencer.live.standby.pair import (
     StandbyOptions,
     standby_options,
 )
+from sequencer.outputs.render import DEFAULT_LOUDNESS_LUFS
 from sequencer.timeline.groups import NoteSelection
 from sequencer.timeline.settings import CompileSettings
 
@@ -93,6 +95,7 @@ class LiveOptions:
     hear: str | None = None  # --hear SPEC: the drum heard (sequencer.live.hearing)
     hear_latency_ms: float = 0.0  # the microphone's distance from the drum
     follow: str | None = None  # --follow: the drum leads; "hold" or "continue" when it stops
+    loudness: float = DEFAULT_LOUDNESS_LUFS  # the pyo output at a render's level at this LUFS
 
     @property
     def role(self) -> str | None:
@@ -106,6 +109,9 @@ def checked_options(options: LiveOptions) -> LiveOptions:
         parse_trigger(trigger)
     if options.control:
         parse_control(options.control)
+    if not MIN_LOUDNESS <= options.loudness <= MAX_LOUDNESS:  # NaN fails it too
+        raise UserError(f"--loudness {options.loudness:g}: expected {MIN_LOUDNESS:g} to "
+                        f"{MAX_LOUDNESS:g} LUFS")
     if not 0 <= options.mark_delay_ms <= MAX_MARK_DELAY_MS:  # NaN fails it too
         raise UserError(f"--mark-delay {options.mark_delay_ms:g}: expected 0 to "
                         f"{MAX_MARK_DELAY_MS:g} ms")
@@ -261,7 +267,7 @@ def run_live(rite: Rite, settings: CompileSettings, options: LiveOptions, *, say
                     auto=options.auto, log_path=options.log_path, clock_out=options.clock_out,
                     go_guard_s=options.go_guard_s, go_cuts=options.go_cuts,
                     muted=options.role == "backup", lead_s=options.lead_s,
-                    mark_delay_s=options.mark_delay_ms / 1000)
+                    mark_delay_s=options.mark_delay_ms / 1000, loudness=options.loudness)
     standby = _standby(player, options.standby, say)
     player.log.on_error = player.status.say if options.interactive else say
     if options.resumed is not None:

@@ -80,7 +80,8 @@ class Player:
                  log_path: str | Path | None = None, clock_out: bool = False,
                  client_name: str = "yuezheng", lead_s: float = LEAD_S,
                  go_guard_s: float = DEFAULT_GO_GUARD_S, go_cuts: bool = False,
-                 muted: bool = False, mark_delay_s: float = DEFAULT_MARK_DELAY_S) -> None:
+                 muted: bool = False, mark_delay_s: float = DEFAULT_MARK_DELAY_S,
+                 loudness: float | None = None) -> None:
         self.plan = plan
         self.rite = plan.rite
         self.timeline = plan.timeline
@@ -89,7 +90,8 @@ class Player:
                                go_gap_s=float(plan.settings.go_gap_s), go_guard_s=go_guard_s,
                                go_cuts=go_cuts)
         self.sender = ShowSender(spec, client_name=client_name,
-                                 options=output_options(spec, plan.timeline), muted=muted)
+                                 options=output_options(spec, plan.timeline, loudness),
+                                 muted=muted)
         self.log = ShowLog(log_path)
         self.lead_s = lead_s
         self.live = not muted  # a hot-standby backup is muted until it takes over

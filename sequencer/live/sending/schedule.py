@@ -38,11 +38,12 @@ def marked_schedule(sched: CueSchedule) -> tuple[list[float], list[bytes], dict[
     return times, messages, marks
 
 
-def output_options(spec: str, timeline: Timeline) -> dict[str, Any] | None:
+def output_options(spec: str, timeline: Timeline,
+                   loudness: float | None = None) -> dict[str, Any] | None:
     """What the output needs to know of the show beyond its messages: for ``pyo`` the notes
     to prepare tables for, each instrument's place in the hang (its first) and the show's
-    loudness gain (its render's in the dry room, the pyo output's pan law, at the render's
-    default loudness: the show as loud as its file); else None."""
+    loudness gain (its render's in the dry room, the pyo output's pan law, at ``loudness``
+    LUFS, by default the render's: the show as loud as its file); else None."""
     if parse_spec(spec).kind != "pyo":
         return None
     from instruments.mix.mixer import Mastering, loudness_gain
@@ -54,6 +55,6 @@ def output_options(spec: str, timeline: Timeline) -> dict[str, Any] | None:
     places: dict[str, tuple[float, float]] = {}
     for n in timeline.notes:
         places.setdefault(n.instrument, (n.x, n.y))
-    gain = loudness_gain(render_notes(timeline),
-                         Mastering(room="dry", loudness=DEFAULT_LOUDNESS_LUFS))
+    target = DEFAULT_LOUDNESS_LUFS if loudness is None else loudness
+    gain = loudness_gain(render_notes(timeline), Mastering(room="dry", loudness=target))
     return {"notes": notes, "places": places, "gain": gain}
