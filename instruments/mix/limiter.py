@@ -105,6 +105,13 @@ def chunk_peaks(x: np.ndarray) -> np.ndarray:
     return peak
 
 
+def load_true_peak() -> None:
+    """Import the oversampling's resampler (``scipy.signal``: 1.1 CPU-s) now: a render calls
+    it in its parent while the notes' processes run, before the mixing processes fork and
+    share it (each would import it again at its first loud chunk)."""
+    from scipy.signal import resample_poly  # noqa: F401
+
+
 def chunk_true_peaks(x: np.ndarray, level: float) -> np.ndarray:
     """The true peak of each ``LIMITER_CHUNK`` of ``x`` ((n,) or (channels, n)): its largest
     |sample| 4× oversampled (``TRUE_PEAK_OVERSAMPLING``, scipy's polyphase resampling with its

@@ -39,7 +39,7 @@ from instruments.mix import processes as mix_processes
 from instruments.mix import voice_processes
 from instruments.mix.blocks import RawBlock, as_frames, parallel_raw_blocks
 from instruments.mix.levels import voice_gain
-from instruments.mix.limiter import LIMITER_CHUNK, PeakLimiter
+from instruments.mix.limiter import LIMITER_CHUNK, PeakLimiter, load_true_peak
 from instruments.mix.loudness_estimate import estimated_gain
 from instruments.mix.placement import DEFAULT_LISTENER
 from instruments.mix.room import DEFAULT_ROOM, ROOMS, Room, room_tone, spread
@@ -317,14 +317,18 @@ def mastered_blocks(
     block = max(1, round(block_s * sample_rate / LIMITER_CHUNK)) * LIMITER_CHUNK
     gain = 1.0
     if how.loudness is not None and placed:
-        # the notes rendered on processes where it is worth it, measured as they come
-        gain = _loudness_gain(whole, room, how.loudness, voice_processes.rendered)
+        # the notes rendered on processes where it is worth it, measured as they come; the
+        # limiter's resampler imported while they render (the mixing processes share it)
+        gain = _loudness_gain(whole, room, how.loudness,
+                              lambda keys: voice_processes.rendered(keys,
+                                                                    meanwhile=load_true_peak))
     if stats is not None:
         stats.update(frames=total, notes=len(placed), unique_notes=len({p.key for p in placed}))
     if gain != 1.0:  # the loudness gain is folded into the notes' gains
         placed = [replace(p, gain=p.gain * gain) for p in placed]
     mastering = _Mastering(sample_rate, stem_names(note_list), with_stems)
     done = 0
+    load_true_peak()  # (done already if the notes were rendered on processes) before a fork
     if not with_stems and mix_processes.usable(-(-total // block)):
         outs: Iterable[MasteredBlock] = (
             (mix, {}) for _, mix in mix_processes.mastered(placed, total, block, room,
