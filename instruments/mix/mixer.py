@@ -310,25 +310,29 @@ def mastered_blocks(
     one_blas_thread()  # the room's small products: no BLAS threads waiting for a core
     note_list = list(notes)
     room, placed, whole = _heard(note_list, reference, sample_rate, how)
-    if room.tone:
-        room_tone(sample_rate)  # made once, before any process forks
+
+    def meanwhile() -> None:
+        """What the mixing processes share, made once before they fork: the limiter's
+        resampler imported, the room tone (while the notes' processes render, if they do)."""
+        load_true_peak()
+        if room.tone:
+            room_tone(sample_rate)
+
     total = max((p.end for p in placed), default=0)
     total += room.extra if placed else 0
     block = max(1, round(block_s * sample_rate / LIMITER_CHUNK)) * LIMITER_CHUNK
     gain = 1.0
     if how.loudness is not None and placed:
-        # the notes rendered on processes where it is worth it, measured as they come; the
-        # limiter's resampler imported while they render (the mixing processes share it)
+        # the notes rendered on processes where it is worth it, measured as they come
         gain = _loudness_gain(whole, room, how.loudness,
-                              lambda keys: voice_processes.rendered(keys,
-                                                                    meanwhile=load_true_peak))
+                              lambda keys: voice_processes.rendered(keys, meanwhile=meanwhile))
     if stats is not None:
         stats.update(frames=total, notes=len(placed), unique_notes=len({p.key for p in placed}))
     if gain != 1.0:  # the loudness gain is folded into the notes' gains
         placed = [replace(p, gain=p.gain * gain) for p in placed]
     mastering = _Mastering(sample_rate, stem_names(note_list), with_stems)
     done = 0
-    load_true_peak()  # (done already if the notes were rendered on processes) before a fork
+    meanwhile()  # (done already if the notes were rendered on processes)
     if not with_stems and mix_processes.usable(-(-total // block)):
         outs: Iterable[MasteredBlock] = (
             (mix, {}) for _, mix in mix_processes.mastered(placed, total, block, room,
