@@ -39,7 +39,7 @@ from instruments.mix import processes as mix_processes
 from instruments.mix import voice_processes
 from instruments.mix.blocks import RawBlock, as_frames, parallel_raw_blocks
 from instruments.mix.levels import voice_gain
-from instruments.mix.limiter import LIMITER_CHUNK, PeakLimiter, load_true_peak
+from instruments.mix.limiter import LIMITER_CHUNK, PeakLimiter
 from instruments.mix.loudness_estimate import estimated_gain
 from instruments.mix.placement import DEFAULT_LISTENER
 from instruments.mix.room import DEFAULT_ROOM, ROOMS, Room, room_tone, spread
@@ -312,9 +312,8 @@ def mastered_blocks(
     room, placed, whole = _heard(note_list, reference, sample_rate, how)
 
     def meanwhile() -> None:
-        """What the mixing processes share, made once before they fork: the limiter's
-        resampler imported, the room tone (while the notes' processes render, if they do)."""
-        load_true_peak()
+        """The room tone, made once before the mixing processes fork and share it (while the
+        notes' processes render, if they do)."""
         if room.tone:
             room_tone(sample_rate)
 
