@@ -44,6 +44,7 @@ from instruments.mix.loudness_estimate import estimated_gain
 from instruments.mix.placement import DEFAULT_LISTENER
 from instruments.mix.room import DEFAULT_ROOM, ROOMS, Room, room_tone, spread
 from instruments.processes.blas_threads import one_blas_thread
+from instruments.processes.heap import keep_heap
 from instruments.voices import notes as voices
 from instruments.voices.models import DRUMS, REFERENCE_HZ, NoteKey, key_length, stroke_gain
 from instruments.voices.strings import repluck_stops
@@ -308,6 +309,7 @@ def mastered_blocks(
     are a part) the courtyard's time zero and the loudness gain are the reference's."""
     _check_render_settings(sample_rate, block_s)
     one_blas_thread()  # the room's small products: no BLAS threads waiting for a core
+    keep_heap()  # the notes' and the blocks' arrays not page-faulted in afresh each time
     note_list = list(notes)
     room, placed, whole = _heard(note_list, reference, sample_rate, how)
 
