@@ -90,6 +90,17 @@ def test_our_meter_agrees_with_pyloudnorm() -> None:
         assert meter.integrated() == pytest.approx(ref, abs=0.01)
 
 
+def test_the_path_filter_is_scipys_firwin() -> None:
+    """``path_filter``'s written-out taps are the Kaiser-window design they stand for."""
+    from scipy.signal import firwin
+
+    q, m = room.TAIL_DECIMATION, room.PATH_PHASE_TAPS
+    designed = firwin(q * m + 1, room.PATH_CUTOFF, window=("kaiser", room.PATH_KAISER_BETA),
+                      fs=1.0)
+    for rate in (44100, 48000, 96000):
+        assert np.array_equal(room.path_filter(rate), designed)
+
+
 def test_reflections_are_delayed_by_their_paths() -> None:
     court = room.Room("courtyard", 48000)
     taps = court.taps(7.0, -2.0)

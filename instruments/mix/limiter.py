@@ -16,6 +16,7 @@ all of them.
 from __future__ import annotations
 
 import math
+from functools import cache
 
 import numpy as np
 
@@ -105,6 +106,53 @@ def chunk_peaks(x: np.ndarray) -> np.ndarray:
     return peak
 
 
+_RESAMPLER_TAPS = [
+    -1.4319646207876959e-18, -0.001130597579184462, -0.0021031678617178763,
+    -0.0019016679348927714, 3.709041094023897e-18, 0.002926514108961888, 0.005018530923471822,
+    0.004252319066855107, -6.989122304361602e-18, -0.005932051843783716,
+    -0.009790833971198894, -0.008026125461265495, 1.1214237028997423e-17,
+    0.010605090076805452, 0.017115155028976117, 0.013753959070631754,
+    -1.6183952382363033e-17, -0.017579165251157446, -0.027983277010958117,
+    -0.02221988556769976, 2.1564830647503023e-17, 0.02786691635952088, 0.044051484099836266,
+    0.034795254750361125, -2.6922559134588193e-17, -0.04342308644211485,
+    -0.06868853498568138, -0.05442549106878252, 3.1772982945983186e-17, 0.06897233879817498,
+    0.11058973007292547, 0.08928334853204617, -3.564465655764782e-17, -0.12013435015454692,
+    -0.20188442282305535, -0.17397774297154053, 3.8143133424221195e-17, 0.2965428196043752,
+    0.6334760868798734, 0.8996325710102085, 1.000636565089112]
+"""The first half and the middle of the oversampling's low-pass (it is symmetric): scipy's
+``resample_poly(x, 4, 1)`` filter, ``firwin(81, 1/4, window=("kaiser", 5.0))`` × 4, written
+out so that a render imports no ``scipy.signal`` (1.1 CPU-s); ``tests/test_limiter.py`` holds
+them and ``_oversampled`` equal to scipy's."""
+_RESAMPLER_DELAY = 41  # resample_poly's: half the filter and its one sample of pre-padding
+
+
+@cache
+def _resampler_phases() -> np.ndarray:
+    """(up, taps per phase) float64: the filter (after resample_poly's one zero) split into
+    its phases, each reversed — upfirdn's arrangement."""
+    up = TRUE_PEAK_OVERSAMPLING
+    h = np.array([0.0, *_RESAMPLER_TAPS, *_RESAMPLER_TAPS[-2::-1]])
+    padded = np.zeros(h.size + (-h.size % up))
+    padded[:h.size] = h
+    return np.ascontiguousarray(padded.reshape(-1, up).T[:, ::-1])
+
+
+def _oversampled(windows: np.ndarray) -> np.ndarray:
+    """``resample_poly(windows, 4, 1, axis=-1)`` over each window's middle ``LIMITER_CHUNK``
+    samples (``_CONTEXT`` either side are read; float64, ``TRUE_PEAK_OVERSAMPLING`` × 256
+    samples): the same numbers — each output the sum of its phase's taps times the samples
+    under them, added oldest first from zero, as upfirdn adds them."""
+    up = TRUE_PEAK_OVERSAMPLING
+    phases = _resampler_phases()
+    per = phases.shape[1]
+    count = windows.shape[-1] - (per - 1)  # the inputs under a whole filter, from per − 1 on
+    acc = np.zeros((*windows.shape[:-1], count, up))
+    for j in range(per):
+        acc += windows[..., j:j + count, None] * phases[:, j]
+    start = _RESAMPLER_DELAY + up * _CONTEXT - up * (per - 1)
+    return acc.reshape(*windows.shape[:-1], count * up)[..., start:start + up * LIMITER_CHUNK]
+
+
 def chunk_true_peaks(x: np.ndarray, level: float) -> np.ndarray:
     """The true peak of each ``LIMITER_CHUNK`` of ``x`` ((n,) or (channels, n)): its largest
     |sample| 4× oversampled (``TRUE_PEAK_OVERSAMPLING``, scipy's polyphase resampling with its
@@ -115,8 +163,6 @@ def chunk_true_peaks(x: np.ndarray, level: float) -> np.ndarray:
     hot = np.flatnonzero(peak > level / OVERSHOOT_BOUND)
     if hot.size == 0:
         return peak
-    from scipy.signal import resample_poly
-
     x = x.reshape(-1, x.shape[-1])
     c, n = _CONTEXT, x.shape[1]
     width = LIMITER_CHUNK + 2 * c
@@ -124,8 +170,7 @@ def chunk_true_peaks(x: np.ndarray, level: float) -> np.ndarray:
     for row, j in enumerate(hot.tolist()):  # chunk j with c samples either side
         lo, hi = j * LIMITER_CHUNK - c, min(n, (j + 1) * LIMITER_CHUNK + c)
         windows[:, row, max(0, -lo):hi - lo] = x[:, max(0, lo):hi]
-    up = TRUE_PEAK_OVERSAMPLING
-    fine = resample_poly(windows, up, 1, axis=2)[:, :, up * c:up * (c + LIMITER_CHUNK)]
+    fine = _oversampled(windows)
     peak[hot] = np.maximum(peak[hot], np.abs(fine).max(axis=(0, 2)))
     return peak
 

@@ -44,6 +44,7 @@ from instruments.mix.loudness_estimate import estimated_gain
 from instruments.mix.placement import DEFAULT_LISTENER
 from instruments.mix.room import DEFAULT_ROOM, ROOMS, Room, room_tone, spread
 from instruments.processes.blas_threads import one_blas_thread
+from instruments.processes.heap import keep_heap
 from instruments.voices import notes as voices
 from instruments.voices.models import DRUMS, REFERENCE_HZ, NoteKey, key_length, stroke_gain
 from instruments.voices.strings import repluck_stops
@@ -312,23 +313,31 @@ def mastered_blocks(
     are a part) the courtyard's time zero and the loudness gain are the reference's."""
     _check_render_settings(sample_rate, block_s)
     one_blas_thread()  # the room's small products: no BLAS threads waiting for a core
+    keep_heap()  # the notes' and the blocks' arrays not page-faulted in afresh each time
     note_list = list(notes)
     room, placed, whole = _heard(note_list, reference, sample_rate, how)
-    if room.tone:
-        room_tone(sample_rate)  # made once, before any process forks
+
+    def meanwhile() -> None:
+        """The room tone, made once before the mixing processes fork and share it (while the
+        notes' processes render, if they do)."""
+        if room.tone:
+            room_tone(sample_rate)
+
     total = max((p.end for p in placed), default=0)
     total += room.extra if placed else 0
     block = max(1, round(block_s * sample_rate / LIMITER_CHUNK)) * LIMITER_CHUNK
     gain = 1.0
     if how.loudness is not None and placed:
         # the notes rendered on processes where it is worth it, measured as they come
-        gain = _loudness_gain(whole, room, how.loudness, voice_processes.rendered)
+        gain = _loudness_gain(whole, room, how.loudness,
+                              lambda keys: voice_processes.rendered(keys, meanwhile=meanwhile))
     if stats is not None:
         stats.update(frames=total, notes=len(placed), unique_notes=len({p.key for p in placed}))
     if gain != 1.0:  # the loudness gain is folded into the notes' gains
         placed = [replace(p, gain=p.gain * gain) for p in placed]
     mastering = _Mastering(sample_rate, stem_names(note_list), with_stems)
     done = 0
+    meanwhile()  # (done already if the notes were rendered on processes)
     if not with_stems and mix_processes.usable(-(-total // block)):
         outs: Iterable[MasteredBlock] = (
             (mix, {}) for _, mix in mix_processes.mastered(placed, total, block, room,

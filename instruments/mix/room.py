@@ -336,10 +336,24 @@ def path_filter(sample_rate: int) -> np.ndarray:
     above the low rate's Nyquist frequency is gone before the decimation folds it, and the
     interpolation's images are gone after it: what the path passes of a tone at f and of its
     alias or image together is ≥ 75 dB down."""
-    from scipy.signal import firwin
+    del sample_rate  # the filter is a fraction of the rate: the same taps at every rate
+    return np.array(_PATH_TAPS + _PATH_TAPS[-2::-1])
 
-    q, m = TAIL_DECIMATION, PATH_PHASE_TAPS
-    return firwin(q * m + 1, PATH_CUTOFF, window=("kaiser", PATH_KAISER_BETA), fs=1.0)
+
+_PATH_TAPS = [
+    0.00011120593865530133, 0.00013607897847805193, -1.8960583159916124e-05,
+    -0.0004486814392578626, -0.0011042460880304062, -0.0017109812237090444,
+    -0.0017914077620484281, -0.0008406197551270765, 0.0013722684413754324,
+    0.004492828130017283, 0.007436031757100561, 0.0085669808190459, 0.006258968672253438,
+    -0.00029342721346380443, -0.01029709608931916, -0.020987564004749066,
+    -0.027954700024978456, -0.02623351199369685, -0.01191755959634183, 0.016215169518817005,
+    0.05567590407728293, 0.10031716111525318, 0.14159890032870232, 0.17076882195262455,
+    0.18129687208855189]
+"""The first half of ``path_filter``'s taps and its middle one (it is symmetric): scipy's
+``firwin(TAIL_DECIMATION · PATH_PHASE_TAPS + 1, PATH_CUTOFF, window=("kaiser",
+PATH_KAISER_BETA), fs=1.0)``, written out so that a render's planning does not import
+``scipy.signal`` (1.1 CPU-s, a single-process step before the notes' processes fork;
+``tests/test_room.py`` holds them equal)."""
 
 
 def path_gain(freqs: np.ndarray, sample_rate: int) -> np.ndarray:

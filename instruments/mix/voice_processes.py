@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import mmap
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 
 import numpy as np
 
@@ -50,20 +50,23 @@ def _work(i: int, keys: Sequence[NoteKey], offsets: Sequence[int], shared: mmap.
 
 
 def rendered(keys: Iterable[NoteKey], processes: int = VOICE_PROCESSES,
+             meanwhile: Callable[[], None] | None = None,
              ) -> Generator[tuple[NoteKey, np.ndarray], None, None] | None:
     """(key, sound) for each of ``keys`` in order, as soon as a child has rendered it (its
     energies go to the estimate's cache on the way), so that the loudness estimate runs while
     the children render; None where processes are not possible or not worth it (the caller
-    renders on threads: ``voices.render_keys``)."""
+    renders on threads: ``voices.render_keys``).  ``meanwhile()`` is called once the children
+    have their tasks, before the first sound is awaited."""
     order = list(dict.fromkeys(keys))
     todo = [k for k in order if voices.cached_wave(k) is None]
     lengths = [key_length(k) for k in todo]
     if not _usable(todo, 4 * sum(lengths)):
         return None
-    return _rendered(order, todo, lengths, processes)
+    return _rendered(order, todo, lengths, processes, meanwhile)
 
 
 def _rendered(order: list[NoteKey], todo: list[NoteKey], lengths: list[int], processes: int,
+              meanwhile: Callable[[], None] | None,
               ) -> Generator[tuple[NoteKey, np.ndarray], None, None]:
     offsets = list(itertools.accumulate((4 * n for n in lengths[:-1]), initial=0))  # bytes
     shared = mmap.mmap(-1, max(1, 4 * sum(lengths)))
@@ -75,6 +78,8 @@ def _rendered(order: list[NoteKey], todo: list[NoteKey], lengths: list[int], pro
         pool.start()  # before the tasks go in: more than a pipe holds would wait for a reader
         for task in range(len(todo)):  # in the order of first use: the estimate reads them so
             pool.put(task)
+        if meanwhile is not None:
+            meanwhile()
         for key in order:
             i = index.get(key)
             while i is not None and i not in ready:

@@ -68,12 +68,16 @@ def pluck(f0: float, n: int, sr: int, decay_40db_s: float, brightness: float,
     tau1 = decay_40db_s / math.log(100.0)
     out = np.zeros(n, dtype=np.float32)
     h_max = int(0.45 * sr / f0)
+    modes = []  # (h, its frequency) up to 0.45 of the rate
     for h in range(1, h_max + 1):
         fh = h * f0 * math.sqrt(1.0 + STIFFNESS * h * h)
         if fh >= 0.45 * sr:
             break
+        modes.append((h, fh))
+    body = body_gain(np.array([fh for _, fh in modes])).tolist()  # all modes at once
+    for (h, fh), gain in zip(modes, body, strict=True):
         a = math.sin(math.pi * h * point) / h * math.exp(-fh / (1500 + 3500 * brightness))
-        a *= float(body_gain(np.array([fh]))[0])
+        a *= gain
         if abs(a) < 2e-3:  # −54 dB under a full-scale pluck: not heard over the rest
             continue
         tau = tau1 / (1.0 + (fh - f0) / HIGH_DECAY_HZ)

@@ -273,12 +273,13 @@ def _voiced(index: int, f: float, glide_from: float | None, duration_s: float, n
         if hi <= lo:
             continue
         table = _vowel_table(a, f, sr, scale, gain)
+        at = where[lo:hi]  # (np.take: the samples of table[at], gathered without a copy)
         if a == b:
-            out[lo:hi] = table[where[lo:hi]]
+            np.take(table, at, out=out[lo:hi], mode="clip")
         else:
             rise = dsp.fade_curve(hi - lo, True)
-            out[lo:hi] = table[where[lo:hi]] * (1.0 - rise)
-            out[lo:hi] += _vowel_table(b, f, sr, scale, gain)[where[lo:hi]] * rise
+            out[lo:hi] = np.take(table, at, mode="clip") * (1.0 - rise)
+            out[lo:hi] += np.take(_vowel_table(b, f, sr, scale, gain), at, mode="clip") * rise
     return out
 
 
