@@ -187,7 +187,12 @@ def regular_file_size(path: str | Path, expected: str) -> int:
 
 
 _KEY_PART = r"""(?:[A-Za-z0-9_-]+|"[^"\\\n]*"|'[^'\n]*')"""
-_LONG_KEY = re.compile(rf"{_KEY_PART}(?:[ \t]*\.[ \t]*{_KEY_PART}){{{KEY_PARTS.value},}}")
+# A first bare part starts where a run of key characters does (the lookbehind): a key found
+# from inside a run is found, longer by the run's head, from its start — the same dots, line
+# and leftmost match — and the run is tried once, not once a character (a 40 KB string of
+# letters took the search 57 s; its work grew with the square of the run).
+_LONG_KEY = re.compile(rf"""(?:(?<![A-Za-z0-9_-])[A-Za-z0-9_-]+|"[^"\\\n]*"|'[^'\n]*')"""
+                       rf"(?:[ \t]*\.[ \t]*{_KEY_PART}){{{KEY_PARTS.value},}}")
 
 
 def toml_text_problem(text: str) -> tuple[str, int] | None:

@@ -512,9 +512,18 @@ def test_a_pathological_toml_key_is_refused_before_tomllib(
     assert run.rss_mb < 150, run.rss_mb
 
 
+def test_a_long_run_of_letters_is_searched_once_for_a_long_key(tmp_path: Path) -> None:
+    """The search for a key of too many parts once restarted at every letter of a run and
+    scanned the run again: a 40 KB string of letters took 57 s, a 4 MB sheet of them days
+    (issue 27).  Now the run is tried from its start only; the sheet goes on to the validator."""
+    run = run_cli("validate", _sheet(tmp_path, _cue(extra=f'title = "{"q" * 400_000}"')))
+    run.assert_clean((0, 2))
+    assert "sheet.toml" in run.err + run.out
+
+
 def test_a_log_of_too_many_lines_is_refused_before_they_are_parsed(tmp_path: Path) -> None:
     """16 MB of ``{}`` lines took `check` 36 s and 540 MB (issue 27): past LOG_LINES it is
-    refused at once, by check and by --resume."""
+    refused before the lines are parsed, by check and by --resume."""
     from cues.limits import LOG_LINES
 
     log = tmp_path / "show.jsonl"
