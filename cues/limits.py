@@ -93,8 +93,8 @@ AUDIO_CHANNELS = Limit(16, "channels", "an audio file for check",
                        "a mix is stereo; it is read in blocks whose size grows with them")
 AUDIO_SECONDS = Limit(7_200, "seconds", "an audio file for check",
                       "a recording of a rite lasts 1 to 2 hours; check reads 48 kHz audio at "
-                      "about 75× real time (an hour took 50 s and 206 MB; 24 hours, the limit "
-                      "before, would take 20 minutes)")
+                      "75–110× real time (2 hours took 67 s and 218 MB; 24 hours, the limit "
+                      "before, would take 13–20 minutes)")
 AUDIO_RATE = Limit(768_000, "Hz", "the sample rate of an audio file for check",
                    "the fastest converters run at 768 kHz; the analysis window grows with "
                    "the rate")
