@@ -121,24 +121,33 @@ def midi_file(tmp: Path, size: int = MIDI_BYTES.value, markers: int = 0) -> Path
 
 
 def log_file(tmp: Path, kind: str) -> Path:
-    """A show log of LOG_LINES lines: ``empty``, lines ``{}``; ``jie``, JIE_RECORDS 節 records
-    in blocks of 3 (the most blocks a grid is fitted to; every seventh 節 20 ms late, so blocks
-    fail), then ``start`` records, each line padded so the file is LOG_BYTES bytes."""
+    """A show log: ``empty``, LOG_LINES lines ``{}``; ``late``, one block of 節 and one line
+    of late deadlines filling LOG_BYTES (the most numbers a byte); ``jie``, LOG_LINES lines:
+    JIE_RECORDS 節 records in blocks of 3 (the most blocks a grid is fitted to; every seventh
+    節 20 ms late, so blocks fail), then ``start`` records padded so the file is LOG_BYTES
+    bytes."""
     path = tmp / f"{kind}.jsonl"
     lines = LOG_LINES.value
     with open(path, "w", encoding="utf-8") as f:
         if kind == "empty":
             f.write("{}\n" * lines)
             return path
-        per = LOG_BYTES.value // lines
-        for i in range(lines):
-            if i < JIE_RECORDS.value:
-                record = {"event": "jie", "cue": "c", "t": i * 0.5 + (0.02 if i % 7 == 0 else 0),
-                          "k": i % 3 + 1, "n": 3, "pad": ""}
-            else:
-                record = {"event": "start", "cue": "c", "t": i * 0.5, "pad": ""}
-            text = json.dumps(record, separators=(",", ":"))
-            f.write(text[:-2] + "x" * max(per - len(text) - 1, 0) + '"}\n')
+        if kind == "late":  # one 節 block, then one record of late deadlines filling the bytes
+            f.write("".join(json.dumps({"event": "jie", "t": k * 0.5, "k": k + 1, "n": 3}) + "\n"
+                            for k in range(3)))
+            head = ('{"event": "late", "cue": "c", "t": 1.0, "late": 1, "missed": 0, "lost": 0, '
+                    '"worst_ms": 12.5, "times": [')
+            room = LOG_BYTES.value - f.tell() - len(head) - 3
+            f.write(head + ",".join(f"{i * 1e-6:.6f}" for i in range(room // 9)) + "]}\n")
+            return path
+        jie = "".join(json.dumps({"event": "jie", "cue": "c", "k": i % 3 + 1, "n": 3,
+                                  "t": i * 0.5 + (0.02 if i % 7 == 0 else 0)},
+                                 separators=(",", ":")) + "\n"
+                      for i in range(JIE_RECORDS.value))
+        f.write(jie)
+        rest = lines - JIE_RECORDS.value
+        per = (LOG_BYTES.value - len(jie.encode())) // rest
+        f.write(('{"event":"start","pad":"' + "x" * (per - 27) + '"}\n') * rest)
     return path
 
 
@@ -225,6 +234,11 @@ CASES = (
     Case("log-jie-check", (LOG_LINES, LOG_BYTES, JIE_RECORDS),
          f"{LOG_LINES.value:,} lines, {JIE_RECORDS.value:,} 節, {LOG_BYTES.value:,} B",
          lambda t, a: ["check", str(log_file(t, "jie"))]),
+    Case("log-late-check", (LOG_BYTES,), f"{LOG_BYTES.value:,} bytes in one line",
+         lambda t, a: ["check", str(log_file(t, "late"))]),
+    Case("log-late-resume", (LOG_BYTES,), f"{LOG_BYTES.value:,} bytes in one line",
+         lambda t, a: ["live", "xiang-she", "--output", "memory:", "--plain", "--resume",
+                       str(log_file(t, "late"))]),
     Case("log-empty-resume", (LOG_LINES,), f"{LOG_LINES.value:,} lines of {{}}",
          lambda t, a: ["live", "xiang-she", "--output", "memory:", "--plain", "--resume",
                        str(log_file(t, "empty"))]),

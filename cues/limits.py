@@ -74,11 +74,12 @@ CSV_ROWS = Limit(10_000, "rows", "releases in a CSV for judge",
                  "100 耦 shooting 4 arrows each make 800")
 NUMBER_CHARS = Limit(50, "characters", "a number written as text (a setting, --tempo)",
                      "an exact fraction of 1e-99999999 would take hours to build")
-LOG_BYTES = Limit(64 * MIB, "bytes", "a show log for check",
-                  "a 24-hour show logs about 10 MB")
+LOG_BYTES = Limit(16 * MIB, "bytes", "a show log for check",
+                  "a 24-hour show logs about 10 MB; a line of numbers costs about 16 bytes of "
+                  "memory a byte: at this limit check took 8 s and 347 MB (64 MB: 1,044 MB)")
 LOG_LINES = Limit(500_000, "lines", "a show log for check or --resume",
-                  "a 24-hour show logs about 100,000; at this limit, 64 MB of them, check took "
-                  "11 s and 277 MB, --resume 9 s and 385 MB (a million 節 took 288 s and 686 MB)")
+                  "a 24-hour show logs about 100,000; at this limit (16 MB, 5,000 節) check took "
+                  "7 s and 182 MB, --resume 4 s (a million 節 took check 288 s and 686 MB)")
 JSON_DEPTH = Limit(100, "levels", "nesting of one show-log line",
                    "a log record is one flat object; Python's parser recurses per level")
 INTEGER_DIGITS = Limit(100, "digits", "an integer in a show-log line",
