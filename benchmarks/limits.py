@@ -360,7 +360,7 @@ def main() -> int:
 def _row(r: Result) -> None:
     at_limit = f" (×{r.scale:g}: {r.seconds * r.scale:.0f} s)" if r.scale != 1 else ""
     killed = " killed" if r.code < 0 else f" exit {r.code}"
-    print(f"{r.limits:<26} {r.value:<36} {r.command:<40} {r.seconds:7.1f} s{at_limit} "
+    print(f"{r.limits:<34} {r.value:<36} {r.command:<34} {r.seconds:7.1f} s{at_limit} "
           f"{r.mb:7.0f} MB{killed}  within budget: {'yes' if r.within else 'NO'}", flush=True)
 
 
