@@ -41,6 +41,7 @@ from cues.limits import (  # noqa: E402
     AUDIO_SECONDS,
     CUES,
     JIE_RECORDS,
+    KEY_PARTS,
     LOG_BYTES,
     LOG_LINES,
     MIDI_BYTES,
@@ -198,6 +199,19 @@ def values_sheet(tmp: Path) -> Path:
     return sheet
 
 
+def keys_sheet(tmp: Path) -> Path:
+    """A sheet of SHEET_BYTES of dotted keys of KEY_PARTS - 1 long parts (600 characters): the
+    long-key search tries each part of a key as its start and reads the rest of the key."""
+    chain = ".".join(f"k{j}" + "a" * 598 for j in range(KEY_PARTS.value - 2))
+    lines, size = [], len(HEAD) + 11
+    while size + len(chain) + 16 < SHEET_BYTES.value:
+        lines.append(f"{chain}.z{len(lines)} = 1\n")
+        size += len(lines[-1])
+    sheet = tmp / "keys.toml"
+    sheet.write_text(HEAD + "[settings]\n" + "".join(lines), encoding="utf-8")
+    return sheet
+
+
 @dataclass(frozen=True)
 class Case:
     name: str
@@ -250,6 +264,9 @@ CASES = (
         t, a.audio_seconds))]),
     Case("cues-validate", (CUES,), f"{CUES.value:,} cues",
          lambda t, a: ["validate", str(cues_sheet(t))]),
+    Case("keys-validate", (SHEET_BYTES, KEY_PARTS),
+         f"{SHEET_BYTES.value:,} bytes of {KEY_PARTS.value - 1}-part keys",
+         lambda t, a: ["validate", str(keys_sheet(t))]),
     Case("values-validate", (SHEET_VALUES, SHEET_BYTES, CUES),
          f"{SHEET_VALUES.value:,} values, {SHEET_BYTES.value:,} bytes",
          lambda t, a: ["validate", str(values_sheet(t))]),
