@@ -65,29 +65,37 @@ NOTE_SECONDS = Limit(3_600, "seconds", "one note of a realization file",
 REALIZATION_SECONDS = Limit(3_600, "seconds", "one pass (終) of a realization file",
                             "as long as a lost piece's longest 終")
 TIMELINE_SECONDS = Limit(86_400, "seconds", "a rite's timeline", "24 hours")
-TIMELINE_NOTES = Limit(500_000, "notes", "notes of a rite's timeline",
-                       "the largest built-in rite has 5,952")
+TIMELINE_NOTES = Limit(50_000, "notes", "notes of a rite's timeline",
+                       "the largest built-in rite has 5,952; at this limit render took 19 s and "
+                       "314 MB, plot 10 s (500,000 took render 159 s and 790 MB, plot 680 MB)")
 CSV_BYTES = Limit(1 * MIB, "bytes", "a releases CSV for judge",
                   "a contest's releases fit in a few KB")
 CSV_ROWS = Limit(10_000, "rows", "releases in a CSV for judge",
                  "100 耦 shooting 4 arrows each make 800")
 NUMBER_CHARS = Limit(50, "characters", "a number written as text (a setting, --tempo)",
                      "an exact fraction of 1e-99999999 would take hours to build")
-LOG_BYTES = Limit(64 * MIB, "bytes", "a show log for check",
-                  "a 24-hour show logs about 10 MB")
-LOG_LINES = Limit(1_000_000, "lines", "a show log for check or --resume",
-                  "a 24-hour show logs about 100,000; each line costs microseconds and a "
-                  "record's memory (16 MB of '{}' lines took 36 s and 540 MB)")
+LOG_BYTES = Limit(16 * MIB, "bytes", "a show log for check",
+                  "a 24-hour show logs about 10 MB; a line of numbers costs about 16 bytes of "
+                  "memory a byte: at this limit check took 8 s and 347 MB (64 MB: 1,044 MB)")
+LOG_LINES = Limit(500_000, "lines", "a show log for check or --resume",
+                  "a 24-hour show logs about 100,000; at this limit (16 MB, 5,000 節) check took "
+                  "7 s and 182 MB, --resume 4 s (a million 節 took check 288 s and 686 MB)")
 JSON_DEPTH = Limit(100, "levels", "nesting of one show-log line",
                    "a log record is one flat object; Python's parser recurses per level")
 INTEGER_DIGITS = Limit(100, "digits", "an integer in a show-log line",
                        "a 節 count or a time has a handful; a 5,000-digit one costs seconds")
-MIDI_BYTES = Limit(2 * MIB, "bytes", "a MIDI file for check",
-                  "the largest built-in rite writes 93 KB; reading costs about 140 bytes of memory "
-                  "a byte")
+MIDI_BYTES = Limit(1 * MIB, "bytes", "a MIDI file for check",
+                  "the largest built-in rite writes 93 KB; mido reads about 35,000 events a "
+                  "second: 1 MB of notes took check 22 s and 280 MB (2 MB: 30 s, 444 MB)")
+JIE_RECORDS = Limit(5_000, "節", "節 records of a show log, or 節 markers of a MIDI file, for "
+                    "check", "a rite has at most 42 (大射); each block of them is tested as a grid "
+                    "in about 2 ms")
 AUDIO_CHANNELS = Limit(16, "channels", "an audio file for check",
                        "a mix is stereo; it is read in blocks whose size grows with them")
-AUDIO_SECONDS = Limit(86_400, "seconds", "an audio file for check", "as long as a rite's timeline")
+AUDIO_SECONDS = Limit(7_200, "seconds", "an audio file for check",
+                      "a recording of a rite lasts 1 to 2 hours; check reads 48 kHz audio at "
+                      "75–110× real time (2 hours took 67 s and 218 MB; 24 hours, the limit "
+                      "before, would take 13–20 minutes)")
 AUDIO_RATE = Limit(768_000, "Hz", "the sample rate of an audio file for check",
                    "the fastest converters run at 768 kHz; the analysis window grows with "
                    "the rate")
@@ -187,7 +195,12 @@ def regular_file_size(path: str | Path, expected: str) -> int:
 
 
 _KEY_PART = r"""(?:[A-Za-z0-9_-]+|"[^"\\\n]*"|'[^'\n]*')"""
-_LONG_KEY = re.compile(rf"{_KEY_PART}(?:[ \t]*\.[ \t]*{_KEY_PART}){{{KEY_PARTS.value},}}")
+# A first bare part starts where a run of key characters does (the lookbehind): a key found
+# from inside a run is found, longer by the run's head, from its start — the same dots, line
+# and leftmost match — and the run is tried once, not once a character (a 40 KB string of
+# letters took the search 57 s; its work grew with the square of the run).
+_LONG_KEY = re.compile(rf"""(?:(?<![A-Za-z0-9_-])[A-Za-z0-9_-]+|"[^"\\\n]*"|'[^'\n]*')"""
+                       rf"(?:[ \t]*\.[ \t]*{_KEY_PART}){{{KEY_PARTS.value},}}")
 
 
 def toml_text_problem(text: str) -> tuple[str, int] | None:

@@ -317,7 +317,7 @@ def test_combinations_are_bounded() -> None:
 
 @pytest.mark.parametrize(("channels", "rate", "frames", "message"), [
     (17, 48_000, 100, "17 channels, over the limit for an audio file for check (16 channels"),
-    (1, 1, 90_000, "90,000 seconds, over the limit for an audio file for check (86,400 seconds"),
+    (1, 1, 7_201, "7,201 seconds, over the limit for an audio file for check (7,200 seconds"),
     (1, 2 ** 31 - 1, 100, "2,147,483,647 Hz, over the limit for the sample rate of an audio file "
      "for check (768,000 Hz"),  # its analysis window alone took 2.4 GB
 ])
@@ -403,13 +403,15 @@ def test_a_jie_marker_with_a_5000_digit_count_is_exit_2(tmp_path: Path) -> None:
 
 
 def test_many_delivery_records_are_checked_in_bounded_time(tmp_path: Path) -> None:
-    """40,000 節 with as many late deadlines and output losses: once quadratic (a 1.5 MB log
-    of 20,000 took 37 s), now a few seconds."""
-    n = 40_000
+    """As many 節 as a file may hold (JIE_RECORDS) and 40,000 late deadlines and output losses:
+    once quadratic (a 1.5 MB log of 20,000 took 37 s), now a few seconds."""
+    from cues.limits import JIE_RECORDS
+
+    n, m = JIE_RECORDS.value, 40_000
     lines = [{"event": "jie", "t": i * 0.5, "k": i % 5 + 1, "n": 5, "cue": "c"} for i in range(n)]
     lines.append({"event": "late", "cue": "c", "t": 1.0, "late": 1, "missed": 0, "lost": 0,
-                  "worst_ms": 12.5, "times": [i * 0.5 + 0.1 for i in range(n)]})
-    lines += [{"event": "output-lost", "t": 1e6 + i} for i in range(n)]
+                  "worst_ms": 12.5, "times": [i * 0.5 + 0.1 for i in range(m)]})
+    lines += [{"event": "output-lost", "t": 1e6 + i} for i in range(m)]
     log = tmp_path / "show.jsonl"
     log.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
     run = run_cli("check", str(log))
@@ -513,9 +515,18 @@ def test_a_pathological_toml_key_is_refused_before_tomllib(
     assert run.rss_mb < 150, run.rss_mb
 
 
+def test_a_long_run_of_letters_is_searched_once_for_a_long_key(tmp_path: Path) -> None:
+    """The search for a key of too many parts once restarted at every letter of a run and
+    scanned the run again: a 40 KB string of letters took 57 s, a 4 MB sheet of them days
+    (issue 27).  Now the run is tried from its start only; the sheet goes on to the validator."""
+    run = run_cli("validate", _sheet(tmp_path, _cue(extra=f'title = "{"q" * 400_000}"')))
+    run.assert_clean((0, 2))
+    assert "sheet.toml" in run.err + run.out
+
+
 def test_a_log_of_too_many_lines_is_refused_before_they_are_parsed(tmp_path: Path) -> None:
     """16 MB of ``{}`` lines took `check` 36 s and 540 MB (issue 27): past LOG_LINES it is
-    refused at once, by check and by --resume."""
+    refused before the lines are parsed, by check and by --resume."""
     from cues.limits import LOG_LINES
 
     log = tmp_path / "show.jsonl"
@@ -524,5 +535,33 @@ def test_a_log_of_too_many_lines_is_refused_before_they_are_parsed(tmp_path: Pat
                  ["live", "xiang-she", "--output", "memory:", "--plain", "--resume", str(log)]):
         run = run_cli(*argv)
         run.assert_clean((2,))
-        assert "1,000,001 lines, over the limit for a show log" in run.err
+        assert f"{LOG_LINES.value + 1:,} lines, over the limit for a show log" in run.err
         assert run.cpu_seconds < 10 and run.rss_mb < 200, (run.cpu_seconds, run.rss_mb)
+
+
+@pytest.mark.parametrize("kind", ["log", "midi"])
+def test_more_jie_than_the_limit_are_refused_before_they_are_tested(tmp_path: Path,
+                                                                    kind: str) -> None:
+    """A million 節 records in blocks of 5 took `check` 288 s and 686 MB, each block fitted as
+    a grid (issue 27): past JIE_RECORDS the file is refused, naming it and the limit."""
+    from cues.limits import JIE_RECORDS
+
+    count = JIE_RECORDS.value + 1
+    if kind == "log":
+        path = tmp_path / "show.jsonl"
+        path.write_text("".join(json.dumps({"event": "jie", "t": i * 0.5, "k": i % 3 + 1,
+                                            "n": 3}) + "\n" for i in range(count)),
+                        encoding="utf-8")
+    else:
+        from mido.midifiles.midifiles import encode_variable_int
+
+        track = b""
+        for i in range(count):
+            text = f"節 {i % 3 + 1}/3".encode()
+            track += b"\x83\x60\xff\x06" + bytes(encode_variable_int(len(text))) + text
+        path = tmp_path / "jie.mid"
+        path.write_bytes(_midi(track))
+    run = run_cli("check", str(path))
+    run.assert_clean((2,))
+    assert f"{path.name}: the file has {count:,} 節, over the limit for 節 records of a show " \
+           "log, or 節 markers of a MIDI file, for check (5,000 節" in run.err

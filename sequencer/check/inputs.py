@@ -45,8 +45,10 @@ from cues.limits import (
     AUDIO_CHANNELS,
     AUDIO_RATE,
     AUDIO_SECONDS,
+    JIE_RECORDS,
     LOG_BYTES,
     MIDI_BYTES,
+    InputFileError,
     json_line,
     lines_within,
     over_limit,
@@ -110,6 +112,7 @@ def read_midi_timing(path: Path) -> MidiTiming:
         if k_n is None:
             raise UserError(f"{where}: marker {text!r} is not of the form '節 k/N'")
         jie.append(JieOnset(tempo_map.seconds(tick), *k_n, where, last_cue))
+    _jie_within(path, len(jie))
     note_ons = tuple((tempo_map.seconds(tick), msg.channel) for tick, _, _, msg in events
                      if msg.type == "note_on" and msg.velocity > 0)
     return MidiTiming(tuple(jie), note_ons)
@@ -180,7 +183,14 @@ def read_log_jie(path: Path) -> list[JieOnset]:
             breaks.note(record, len(jie))
             if onset is not None:
                 jie.append(onset)
+    _jie_within(path, len(jie))
     return breaks.mark(faults.mark(jie))
+
+
+def _jie_within(path: Path, count: int) -> None:
+    """Refuse (InputFileError) a file of more 節 than JIE_RECORDS, before they are tested."""
+    if count > JIE_RECORDS.value:
+        raise InputFileError(path, f"the file has {over_limit(JIE_RECORDS, count)}")
 
 
 @dataclass(frozen=True)
