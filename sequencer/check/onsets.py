@@ -57,9 +57,10 @@ of its membrane modes or the pellets of a 鼗 are not new strokes.  It works in 
    and the window's middle was taken).
 
 Memory stays bounded for long files: :func:`onset_strength_of_file` streams the file in blocks
-(soundfile), keeps only the two curves (two numbers per 5.3 ms: 22 MB for two hours), and the
-fine stage reads back a few hundred milliseconds around each onset.  A constant bias (the same
-for every stroke) would not matter to the grid check, which looks only at spacing.
+(soundfile), keeps only the two curves (two numbers per 5.3 ms: 22 MB for two
+hours), and the fine stage reads back a few hundred milliseconds around each onset.  A
+constant bias (the same for every stroke) would not matter to the grid check, which looks only
+at spacing.
 """
 
 from __future__ import annotations
@@ -256,8 +257,10 @@ class _StrengthStream:
         self.carry = x[n * self.hop:]
         if n == 0:
             return np.zeros(0), np.zeros(0)
-        windows = sliding_window_view(x[: (n - 1) * self.hop + self.n_fft], self.n_fft)
-        spectrum = fft.rfft(windows[:: self.hop].astype(np.float32) * self.window, axis=1)
+        # each sample made float32 once, not once in each of the 8 windows that hold it
+        x32 = x[: (n - 1) * self.hop + self.n_fft].astype(np.float32)
+        windows = sliding_window_view(x32, self.n_fft)
+        spectrum = fft.rfft(windows[:: self.hop] * self.window, axis=1)
         power = spectrum.real**2 + spectrum.imag**2
         bands = (power @ self.bands_matrix).astype(np.float64) * self.power_scale
         level = np.maximum(10.0 * np.log10(bands + 1e-30), _FLOOR_DB)
@@ -297,6 +300,8 @@ def _strength(blocks: Iterable[np.ndarray],
 
 
 def _mono(block: np.ndarray) -> np.ndarray:
+    if block.ndim == 2 and block.shape[1] == 2:  # the mean's own numbers, five times faster
+        return (block[:, 0] + block[:, 1]) / 2
     return block.mean(axis=1) if block.ndim == 2 else block
 
 
