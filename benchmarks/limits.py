@@ -37,6 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from mido.midifiles.midifiles import encode_variable_int  # noqa: E402
+
 from cues.limits import (  # noqa: E402
     AUDIO_SECONDS,
     CUES,
@@ -62,12 +64,7 @@ PENTATONIC = (60, 62, 64, 67, 69)
 
 
 def _vlq(value: int) -> bytes:
-    out = [value & 0x7F]
-    value >>= 7
-    while value:
-        out.append(0x80 | (value & 0x7F))
-        value >>= 7
-    return bytes(reversed(out))
+    return bytes(encode_variable_int(value))  # mido's: the file read back by another's code
 
 
 def _smf(track: bytes, division: int = 480) -> bytes:
