@@ -1117,7 +1117,11 @@ def _version() -> str:
             return str(tomllib.load(handle)["project"]["version"])
 
 
-def _build_parser() -> argparse.ArgumentParser:
+def _build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or with ``only`` the arguments of that command alone
+    declared (the others listed): a command's declarations import the modules that own its
+    choices and defaults (numpy, scipy…), which ``yuezheng --help`` and another command's run
+    need not wait for."""
     parser = _Parser(
         prog=PROG,
         description="樂正 — cue, render, score and check the music of the Zhou rites "
@@ -1133,10 +1137,20 @@ def _build_parser() -> argparse.ArgumentParser:
                          for part in c.description.split("\n") if part)
         examples = "example" + ("s" if len(c.examples) > 1 else "") + ":\n" + "\n".join(
             f"  {line}" for line in c.examples)
-        c.register(sub.add_parser(
+        command = sub.add_parser(
             c.name, help=c.help, description=c.help + (f"\n\n{body}" if body else ""),
-            epilog=examples, formatter_class=argparse.RawDescriptionHelpFormatter))
+            epilog=examples, formatter_class=argparse.RawDescriptionHelpFormatter)
+        if only is None or c.name == only:
+            c.register(command)
     return parser
+
+
+def _command_in(argv: Sequence[str]) -> str:
+    """The command named on the command line: its first word that is no option ("" if it
+    names none: the parser then says so, or gives the help or the version asked for)."""
+    names = {c.name for c in _COMMANDS}
+    word = next((w for w in argv if not w.startswith("-")), "")
+    return word if word in names else ""
 
 
 _PROBING_COMMANDS = ("live", "ports")
@@ -1145,8 +1159,8 @@ _PROBING_COMMANDS = ("live", "ports")
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``yuezheng`` script."""
     try:
-        parser = _build_parser()
-        args = parser.parse_args(argv)
+        words = sys.argv[1:] if argv is None else list(argv)
+        args = _build_parser(_command_in(words)).parse_args(words)
         if args.command in _PROBING_COMMANDS:  # they open audio/MIDI libraries that chatter
             from instruments.ports.library_chatter import quiet_libraries
 
