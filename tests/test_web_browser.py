@@ -184,10 +184,27 @@ SAMPLE = ("JSON.stringify([document.getElementById('counter').textContent, yz.se
 def web_show(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """The 射節 run from the operator page: a GO without the token, a GO with it, the
     performers' page sampled throughout; what the pages and the log recorded. Run again (twice
-    at most) while the show says it was handed over late (a busy machine)."""
-    return until_quiet(lambda: _web_show(tmp_path_factory),
-                       lambda show: "late" if show["rc"] == 1 and "NOT ON TIME"
-                       in show["output"] else "")
+    at most) while the show says it was handed over late, or a 節 flashed more than
+    FLASH_BOUND_MS from its logged time (a busy machine: a frame drawn late)."""
+    return until_quiet(lambda: _web_show(tmp_path_factory), _busy_show)
+
+
+FLASH_BOUND_MS = 20.0  # a frame at 60 Hz (16.7 ms) and the page's timer
+
+
+def _busy_show(show: dict) -> str:
+    if show["rc"] == 1 and "NOT ON TIME" in show["output"]:
+        return "late"
+    try:
+        p99, figures = _jie_flashes(show)
+    except AssertionError:
+        return ""  # a wrong set of flashes is the test's to report, not the machine's
+    return figures if p99 > FLASH_BOUND_MS else ""
+
+
+def _jie_flashes(show: dict) -> tuple[float, str]:
+    jie = {(r["cycle"], r["k"]): r["t"] for r in show["records"] if r["event"] == "jie"}
+    return _flash_figures(show["flashes"], jie, lambda f: (f["cycle"], f["k"]))
 
 
 def _web_show(tmp_path_factory: pytest.TempPathFactory) -> dict:
@@ -281,12 +298,11 @@ def _flash_figures(flashes: list[dict], due: dict[tuple, float], key: Callable[[
 
 
 def test_flash_of_each_jie_on_the_show_clock(web_show: dict) -> None:
-    jie = {(r["cycle"], r["k"]): r["t"] for r in web_show["records"] if r["event"] == "jie"}
-    p99, figures = _flash_figures(web_show["flashes"], jie, lambda f: (f["cycle"], f["k"]))
+    p99, figures = _jie_flashes(web_show)
     figures += (f"; clock offset error {web_show['offset_error_ms']:.2f} ms "
                 f"(best round trip {web_show['rtt_ms']:.2f} ms)")
     print(figures)
-    assert p99 <= 20.0, figures
+    on_time(p99 <= FLASH_BOUND_MS, figures)  # after the rig's own re-runs (web_show)
     assert abs(web_show["offset_error_ms"]) <= 5.0, figures
 
 
@@ -336,7 +352,7 @@ def test_a_looping_jie_flashes_on_every_pass(chromium: str, tmp_path: Path) -> N
     assert len({p for p, _, _ in due}) == 3
     p99, figures = _flash_figures(flashes, due, lambda f: (f["pass"], f["cycle"], f["k"]))
     print(figures)
-    assert p99 <= 20.0, figures
+    on_time(p99 <= FLASH_BOUND_MS, figures)
 
 
 def test_screens_for_the_room(chromium: str, tmp_path: Path) -> None:
