@@ -5,7 +5,8 @@ work at the limit stays within 500 MB (peak RSS) and 30 s on a 2-core machine.  
 builds an input *at* a limit in a temporary directory (a sheet of realizations making
 ``TIMELINE_NOTES`` notes, a MIDI file of ``MIDI_BYTES`` bytes and ``JIE_RECORDS`` 節 markers, a
 show log of ``LOG_LINES`` lines, ``LOG_BYTES`` bytes and ``JIE_RECORDS`` 節, a WAV of
-``AUDIO_SECONDS`` seconds as a sparse file, a sheet of ``CUES`` cues, ``SHEET_VALUES`` values
+``AUDIO_SECONDS`` seconds as a sparse file — mono, at ``AUDIO_RATE``, in stereo, and of
+``AUDIO_CHANNELS`` up to ``AUDIO_SAMPLES`` —, a sheet of ``CUES`` cues, ``SHEET_VALUES`` values
 and ``SHEET_BYTES`` bytes), runs ``python cli.py ...`` on
 it in a fresh child process, one at a time, and prints the child's wall time and peak RSS
 (``os.wait4``'s ``ru_maxrss`` of that child) against the budget.  A case whose command does not
@@ -40,6 +41,9 @@ sys.path.insert(0, str(ROOT))
 from mido.midifiles.midifiles import encode_variable_int  # noqa: E402
 
 from cues.limits import (  # noqa: E402
+    AUDIO_CHANNELS,
+    AUDIO_RATE,
+    AUDIO_SAMPLES,
     AUDIO_SECONDS,
     CUES,
     JIE_RECORDS,
@@ -149,14 +153,15 @@ def log_file(tmp: Path, kind: str) -> Path:
     return path
 
 
-def wav_file(tmp: Path, seconds: int, rate: int = 48_000) -> Path:
-    """A mono 16-bit WAV of ``seconds`` of silence as a sparse file (no disk used)."""
-    frames = seconds * rate
+def wav_file(tmp: Path, seconds: float, rate: int = 48_000, channels: int = 1) -> Path:
+    """A 16-bit WAV of ``seconds`` of silence as a sparse file (no disk used)."""
+    frames = round(seconds * rate)
     path = tmp / "long.wav"
-    data_bytes = 2 * frames
+    data_bytes = 2 * frames * channels
     with open(path, "wb") as f:
         f.write(b"RIFF" + struct.pack("<I", min(36 + data_bytes, 2 ** 32 - 1)) + b"WAVEfmt "
-                + struct.pack("<IHHIIHH", 16, 1, 1, rate, 2 * rate, 2, 16)
+                + struct.pack("<IHHIIHH", 16, 1, channels, rate, 2 * rate * channels,
+                              2 * channels, 16)
                 + b"data" + struct.pack("<I", min(data_bytes, 2 ** 32 - 1)))
         f.truncate(44 + data_bytes)
     return path
@@ -259,6 +264,17 @@ CASES = (
                        str(log_file(t, "jie"))]),
     Case("audio-check", (AUDIO_SECONDS,), "", lambda t, a: ["check", str(wav_file(
         t, a.audio_seconds))]),
+    Case("audio-rate-check", (AUDIO_SECONDS, AUDIO_RATE, AUDIO_SAMPLES),
+         f"{AUDIO_SECONDS.value:,} s at {AUDIO_RATE.value:,} Hz, mono",
+         lambda t, a: ["check", str(wav_file(t, AUDIO_SECONDS.value, AUDIO_RATE.value))]),
+    Case("audio-stereo-check", (AUDIO_SECONDS, AUDIO_SAMPLES),
+         f"{AUDIO_SECONDS.value:,} s at 48,000 Hz, stereo",
+         lambda t, a: ["check", str(wav_file(t, AUDIO_SECONDS.value, 48_000, 2))]),
+    Case("audio-channels-check", (AUDIO_CHANNELS, AUDIO_SAMPLES),
+         f"{AUDIO_SAMPLES.value // AUDIO_CHANNELS.value // 48_000:,} s at 48,000 Hz, "
+         f"{AUDIO_CHANNELS.value} channels",
+         lambda t, a: ["check", str(wav_file(t, AUDIO_SAMPLES.value // AUDIO_CHANNELS.value
+                                             / 48_000, 48_000, AUDIO_CHANNELS.value))]),
     Case("cues-validate", (CUES,), f"{CUES.value:,} cues",
          lambda t, a: ["validate", str(cues_sheet(t))]),
     Case("keys-validate", (SHEET_BYTES, KEY_PARTS),

@@ -93,12 +93,17 @@ JIE_RECORDS = Limit(5_000, "節", "節 records of a show log, or 節 markers of 
 AUDIO_CHANNELS = Limit(16, "channels", "an audio file for check",
                        "a mix is stereo; it is read in blocks whose size grows with them")
 AUDIO_SECONDS = Limit(7_200, "seconds", "an audio file for check",
-                      "a recording of a rite lasts 1 to 2 hours; check reads 48 kHz audio at "
-                      "75–110× real time (2 hours took 67 s and 218 MB; 24 hours, the limit "
-                      "before, would take 13–20 minutes)")
-AUDIO_RATE = Limit(768_000, "Hz", "the sample rate of an audio file for check",
-                   "the fastest converters run at 768 kHz; the analysis window grows with "
-                   "the rate")
+                      "a recording of a rite lasts 1 to 2 hours; check reads 48 kHz mono at "
+                      "about 450× real time (2 hours: 16 s, 200 MB on 2 cores; 24 hours, the "
+                      "limit before, would take 13–20 minutes)")
+AUDIO_RATE = Limit(96_000, "Hz", "the sample rate of an audio file for check",
+                   "resample it to 96 kHz or less: the onsets are timed to the sample either "
+                   "way, and the analysis's windows grow with the rate (a quarter hour at "
+                   "768 kHz took 35 s)")
+AUDIO_SAMPLES = Limit(691_200_000, "samples", "an audio file for check (frames × channels)",
+                      "2 hours of 48 kHz stereo or of 96 kHz mono: each sample is read and each "
+                      "frame analysed (2 hours of 96 kHz mono took 28 s, a quarter hour of 16 "
+                      "channels 13 s)")
 SHEET_KEY_TOKENS = Limit(300_000, "marks", "the '=', '[' and '.' marks of a sheet's text, "
                         "counted before the TOML parser sees it",
                         "an upper bound on its keys, tables and dotted key parts; the largest "

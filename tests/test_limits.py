@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cues.limits import COMBINATIONS, CUES, LIMITS, LOG_BYTES, MIDI_BYTES
+from cues.limits import AUDIO_SAMPLES, COMBINATIONS, CUES, LIMITS, LOG_BYTES, MIDI_BYTES
 from tests.bounded_run import ROOT, run_cli
 
 pytestmark = pytest.mark.fuzz
@@ -319,7 +319,9 @@ def test_combinations_are_bounded() -> None:
     (17, 48_000, 100, "17 channels, over the limit for an audio file for check (16 channels"),
     (1, 1, 7_201, "7,201 seconds, over the limit for an audio file for check (7,200 seconds"),
     (1, 2 ** 31 - 1, 100, "2,147,483,647 Hz, over the limit for the sample rate of an audio file "
-     "for check (768,000 Hz"),  # its analysis window alone took 2.4 GB
+     "for check (96,000 Hz"),  # its analysis window alone took 2.4 GB
+    (1, 192_000, 100, "192,000 Hz, over the limit for the sample rate of an audio file for check "
+     "(96,000 Hz: resample it"),
 ])
 def test_check_refuses_audio_past_its_limits_before_reading_it(
         tmp_path: Path, channels: int, rate: int, frames: int, message: str) -> None:
@@ -332,6 +334,23 @@ def test_check_refuses_audio_past_its_limits_before_reading_it(
     run = run_cli("check", str(path))
     run.assert_clean((2,))
     assert "a.wav: " + message in run.err
+
+
+def test_check_refuses_audio_of_too_many_samples_before_reading_it(tmp_path: Path) -> None:
+    """16 channels of 8 kHz for 90 minutes: within the channels, the rate and the seconds, over
+    the samples (a header and a sparse file: nothing written, nothing read)."""
+    frames = AUDIO_SAMPLES.value // 16 + 1
+    path = tmp_path / "many.wav"
+    data = frames * 16 * 2
+    with open(path, "wb") as f:
+        f.write(b"RIFF" + struct.pack("<I", min(36 + data, 2 ** 32 - 1)) + b"WAVEfmt "
+                + struct.pack("<IHHIIHH", 16, 1, 16, 8000, 8000 * 32, 32, 16)
+                + b"data" + struct.pack("<I", min(data, 2 ** 32 - 1)))
+        f.truncate(44 + data)
+    run = run_cli("check", str(path))
+    run.assert_clean((2,))
+    assert (f"many.wav: {frames * 16:,} samples, over the limit for an audio file for check "
+            "(frames × channels) (691,200,000 samples") in run.err
 
 
 @pytest.mark.parametrize(("line", "message"), [

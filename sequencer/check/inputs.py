@@ -44,6 +44,7 @@ from cues.errors import UserError
 from cues.limits import (
     AUDIO_CHANNELS,
     AUDIO_RATE,
+    AUDIO_SAMPLES,
     AUDIO_SECONDS,
     JIE_RECORDS,
     LOG_BYTES,
@@ -131,7 +132,7 @@ def read_audio_strength(path: Path) -> OnsetStrength:
         raise UserError(f"{path}: not a readable audio file ({exc})") from exc
     seconds = info.frames / info.samplerate if info.samplerate > 0 else math.inf
     for limit, got in ((AUDIO_CHANNELS, info.channels), (AUDIO_RATE, info.samplerate),
-                       (AUDIO_SECONDS, seconds)):
+                       (AUDIO_SECONDS, seconds), (AUDIO_SAMPLES, info.frames * info.channels)):
         if got > limit.value:  # before a block is read (memory grows with the channels)
             raise UserError(f"{path}: {over_limit(limit, math.ceil(got))}")
     try:
