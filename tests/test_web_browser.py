@@ -184,27 +184,16 @@ SAMPLE = ("JSON.stringify([document.getElementById('counter').textContent, yz.se
 def web_show(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """The 射節 run from the operator page: a GO without the token, a GO with it, the
     performers' page sampled throughout; what the pages and the log recorded. Run again (twice
-    at most) while the show says it was handed over late, or a 節 flashed more than
-    FLASH_BOUND_MS from its logged time (a busy machine: a frame drawn late)."""
+    at most) while the show says it was handed over late, or the browser drew a flash more
+    than FLASH_LATE_MS late (a busy machine: frames missed)."""
     return until_quiet(lambda: _web_show(tmp_path_factory), _busy_show)
-
-
-FLASH_BOUND_MS = 20.0  # a frame at 60 Hz (16.7 ms) and the page's timer
 
 
 def _busy_show(show: dict) -> str:
     if show["rc"] == 1 and "NOT ON TIME" in show["output"]:
         return "late"
-    try:
-        p99, figures = _jie_flashes(show)
-    except AssertionError:
-        return ""  # a wrong set of flashes is the test's to report, not the machine's
-    return figures if p99 > FLASH_BOUND_MS else ""
-
-
-def _jie_flashes(show: dict) -> tuple[float, str]:
-    jie = {(r["cycle"], r["k"]): r["t"] for r in show["records"] if r["event"] == "jie"}
-    return _flash_figures(show["flashes"], jie, lambda f: (f["cycle"], f["k"]))
+    late = [f for f in show["flashes"] if (f["drawn"] - f["due"]) * 1000 > FLASH_LATE_MS]
+    return f"{len(late)} flash(es) drawn late" if late else ""
 
 
 def _web_show(tmp_path_factory: pytest.TempPathFactory) -> dict:
@@ -284,12 +273,22 @@ def test_performers_count_the_jie_as_the_log(web_show: dict) -> None:
     assert len(checked) >= 25, sorted(checked)  # nearly every 節 seen on the page
 
 
+FLASH_LATE_MS = 50.0  # three frames at 60 Hz: past it, the browser missed frames (the machine)
+CLOCK_ERROR_MS = 2.0  # the page's show clock against the server's (measured: under 0.5 ms)
+
+
 def _flash_figures(flashes: list[dict], due: dict[tuple, float], key: Callable[[dict], tuple]
                    ) -> tuple[float, str]:
     """The p99 of |flash drawn − 節 in the log| (ms) and the figures as a line; each 節 of
-    ``due`` must have flashed once."""
+    ``due`` must have flashed once, on the nearer of its frame and the frame before — the page's
+    rule, whatever frames a busy browser gave it —, and none early by more than half a frame."""
     assert sorted(key(f) for f in flashes) == sorted(due)
     signed = [(f["drawn"] - due[key(f)]) * 1000 for f in flashes]
+    for f, error in zip(flashes, signed, strict=True):
+        assert error > -(1000 / 60 / 2 + CLOCK_ERROR_MS), (f, error)  # not a frame early
+        if f["before"] is not None:  # the frame before was farther from the 節
+            before = (f["before"] - due[key(f)]) * 1000
+            assert abs(error) <= abs(before) + CLOCK_ERROR_MS, (f, error, before)
     errors = sorted(abs(e) for e in signed)
     p50 = errors[len(errors) // 2]
     p99 = errors[min(len(errors) - 1, int(0.99 * len(errors)))]
@@ -298,12 +297,13 @@ def _flash_figures(flashes: list[dict], due: dict[tuple, float], key: Callable[[
 
 
 def test_flash_of_each_jie_on_the_show_clock(web_show: dict) -> None:
-    p99, figures = _jie_flashes(web_show)
+    jie = {(r["cycle"], r["k"]): r["t"] for r in web_show["records"] if r["event"] == "jie"}
+    p99, figures = _flash_figures(web_show["flashes"], jie, lambda f: (f["cycle"], f["k"]))
     figures += (f"; clock offset error {web_show['offset_error_ms']:.2f} ms "
                 f"(best round trip {web_show['rtt_ms']:.2f} ms)")
     print(figures)
-    on_time(p99 <= FLASH_BOUND_MS, figures)  # after the rig's own re-runs (web_show)
     assert abs(web_show["offset_error_ms"]) <= 5.0, figures
+    on_time(p99 <= FLASH_LATE_MS, figures)  # after the rig's re-runs; quiet: within a frame
 
 
 def _looping_sheet(tmp: Path) -> Path:
@@ -352,7 +352,7 @@ def test_a_looping_jie_flashes_on_every_pass(chromium: str, tmp_path: Path) -> N
     assert len({p for p, _, _ in due}) == 3
     p99, figures = _flash_figures(flashes, due, lambda f: (f["pass"], f["cycle"], f["k"]))
     print(figures)
-    on_time(p99 <= FLASH_BOUND_MS, figures)
+    on_time(p99 <= FLASH_LATE_MS, figures)
 
 
 def test_screens_for_the_room(chromium: str, tmp_path: Path) -> None:

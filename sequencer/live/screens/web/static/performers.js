@@ -1,6 +1,7 @@
 // The performers' page: the 節 counter and its flash, drawn on the show clock. Each frame
 // finds the 節 that has fallen (its time within half a frame from now, so the nearest frame
-// draws it) and, when it is a new one, flashes and records when the flash was drawn.
+// draws it) and, when it is a new one, flashes and records when the flash was drawn (and the
+// frame before it: the nearer of the two is the one that should draw it).
 "use strict";
 
 let frameS = 1 / 60;  // the frame interval, measured
@@ -15,7 +16,7 @@ function currentMark(shooting, now) {
   return found;
 }
 
-function drawShooting(shooting, now, frameMs) {
+function drawShooting(shooting, now, frameMs, previousMs) {
   const i = currentMark(shooting, now);
   if (i < 0) {
     yz.text("counter", `0 / ${shooting.n}`);
@@ -31,7 +32,8 @@ function drawShooting(shooting, now, frameMs) {
       flash();
       yz.flashes.push({cue: shooting.cue, k: mark.k, cycle: mark.cycle, pass: mark.pass_index,
                        due: mark.t,
-                       drawn: yz.serverTime(frameMs)});
+                       drawn: yz.serverTime(frameMs),
+                       before: previousMs === null ? null : yz.serverTime(previousMs)});
     }
   }
   yz.text("counter", `${mark.k} / ${shooting.n}`);
@@ -67,8 +69,9 @@ function drawNext(state, now) {
 }
 
 function frame(frameMs) {
-  if (lastFrame !== null) {
-    const dt = (frameMs - lastFrame) / 1000;
+  const previousMs = lastFrame;
+  if (previousMs !== null) {
+    const dt = (frameMs - previousMs) / 1000;
     if (dt > 0.004 && dt < 0.1) frameS = 0.9 * frameS + 0.1 * dt;
   }
   lastFrame = frameMs;
@@ -77,7 +80,7 @@ function frame(frameMs) {
   if (state && now !== null) {
     // no 射節: no counter at all (a "—" at the counter's size was a large white bar)
     document.body.classList.toggle("idle", !state.shooting);
-    if (state.shooting) drawShooting(state.shooting, now, frameMs);
+    if (state.shooting) drawShooting(state.shooting, now, frameMs, previousMs);
     else {
       yz.text("counter", "");
       yz.text("archer", "");
