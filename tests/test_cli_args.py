@@ -6,6 +6,7 @@ import pytest
 
 import cli
 from instruments.tuning import DEFAULT_HUANGZHONG_HZ, TUNING_SYSTEMS
+from sequencer.command_line import SETTING_FLAGS
 
 TIMELINE = [["show", "yan"], ["midi", "yan", "-o", "x.mid"], ["render", "yan", "-o", "x.wav"],
             ["plot", "yan", "-o", "x.png"], ["judge", "yan", "--releases", "r.csv"],
@@ -107,8 +108,8 @@ def test_the_setting_flags_map_every_setting_of_the_timeline() -> None:
     own (the 九夏's order) a flag, and each flag declared with that field as its destination."""
     from sequencer.timeline.settings import SETTING_NAMES
 
-    assert set(cli.SETTING_FLAGS.values()) == set(SETTING_NAMES) - {"jiu_xia_order"}
-    for flag, field in cli.SETTING_FLAGS.items():
+    assert set(SETTING_FLAGS.values()) == set(SETTING_NAMES) - {"jiu_xia_order"}
+    for flag, field in SETTING_FLAGS.items():
         assert _option("render", flag).dest == field
 
 

@@ -37,6 +37,20 @@ def test_every_command_has_a_description_and_an_example() -> None:
         assert max(len(line) for line in parser.description.splitlines()[1:] or [""]) <= 90
 
 
+def test_every_declared_command_has_one_body() -> None:
+    """sequencer/command_line.py declares the commands, cli.py runs them: the same names, each
+    declared once, and every command's parse gives its body."""
+    import cli
+    from sequencer.command_line import COMMANDS
+
+    names = [c.name for c in COMMANDS]
+    assert len(set(names)) == len(names)
+    assert sorted(names) == sorted(cli._BODIES)
+    parsers, _ = _subparsers()
+    for name, parser in parsers.items():
+        assert parser.get_default("func") is cli._BODIES[name], name
+
+
 def test_examples_parse() -> None:
     """Each example is a valid command line (parsed, not run)."""
     import shlex

@@ -49,6 +49,7 @@ ROOMS: dict[str, tuple[tuple[str, ...], ...]] = {
         ("sequencer.live.hearing",),
         ("sequencer.live.screens",),
         ("sequencer.live.show",),
+        ("sequencer.command_line",),  # the commands declared: they import every room's owners
     ),
     "cli": (("cli",),),
 }
