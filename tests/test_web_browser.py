@@ -137,6 +137,7 @@ def _free_tcp_port() -> int:
 
 
 def _start_show(tmp: Path, jie_s: float, until: str = "she-jie", rite: str = "xiang-she",
+                start: str = "she-jie",
                 ) -> tuple[subprocess.Popen, str, Path]:
     """`live` of 鄉射 (or ``rite``) from its 射節 with --web, its pages up; (process, URL,
     log)."""
@@ -145,7 +146,7 @@ def _start_show(tmp: Path, jie_s: float, until: str = "she-jie", rite: str = "xi
     token_file.write_text(TOKEN + "\n", encoding="utf-8")
     log = tmp / "show.jsonl"
     proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "cli.py"), "live", rite, "--from", "she-jie",
+        [sys.executable, str(ROOT / "cli.py"), "live", rite, "--from", start,
          "--until", until, "--jie-seconds", str(jie_s),
          "--output", f"memory:{tmp / 'sent.jsonl'}", "--web", str(port),
          "--web-token-file", str(token_file), "--log", str(log)],
@@ -304,6 +305,26 @@ def test_flash_of_each_jie_on_the_show_clock(web_show: dict) -> None:
     print(figures)
     assert abs(web_show["offset_error_ms"]) <= 5.0, figures
     on_time(p99 <= FLASH_LATE_MS, figures)  # after the rig's re-runs; quiet: within a frame
+
+
+def test_the_operator_page_shows_what_a_cue_binds(chromium: str, tmp_path: Path) -> None:
+    """鄉射's 合樂 on standby: 「樂作，大夫不入」 binds once it begins; after its GO, in force."""
+    proc, url, _ = _start_show(tmp_path, JIE_S, start="he-yue", until="he-yue")
+    browser = Chromium(tmp_path / "profile")
+    text = ("JSON.stringify(['standby-rules', 'rules'].map("
+            "(id) => document.getElementById(id).textContent))")
+    try:
+        operator = browser.open(url + f"operator?token={TOKEN}")
+        operator.wait("yz.control && yz.state !== null")
+        before = json.loads(operator.eval(text))
+        operator.eval("document.getElementById('go').click()")
+        operator.wait("document.getElementById('rules').textContent !== ''")
+        after = json.loads(operator.eval(text))
+    finally:
+        browser.close()
+        _stop(proc)
+    assert before == ["once it begins: 「樂作，大夫不入」", ""]
+    assert after == ["", "in force: 「樂作，大夫不入」"]
 
 
 def _looping_sheet(tmp: Path) -> Path:

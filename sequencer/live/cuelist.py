@@ -93,6 +93,7 @@ class CueInfo:
     stop_text: str = ""  # e.g. 「樂闋」 at 「主人送於門外，再拜」
     stop_at: str = ""  # the moment of its stop rule, 「主人送於門外，再拜」 ("": none)
     sections: tuple[tuple[str, float, float], ...] = ()  # its pieces: title, start, end (s)
+    rules: tuple[str, ...] = ()  # what the texts forbid or require once it begins (their words)
 
 
 @dataclass

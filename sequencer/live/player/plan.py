@@ -55,5 +55,6 @@ def cue_infos(rite: Rite, schedules: Mapping[str, CueSchedule]) -> list[CueInfo]
             post_wait_s=cue.post_wait_s, rest_points=sched.rest_points, cycle_s=sched.cycle_s,
             kind=cue.kind, title=cue.title, at=cue.at, stop_text=stop_text,
             stop_at=cue.stop.at if cue.stop else "", sections=sched.sections,
+            rules=tuple(rule.quote for rule in cue.rules),
         ))
     return out

@@ -13,6 +13,7 @@ from sequencer.live.player.judging import Judging
 from sequencer.live.player.marks import JieMarks
 from sequencer.live.player.operator import PeerHooks
 from sequencer.live.player.status import ShowStatus
+from sequencer.live.protocol import CueStatus
 from sequencer.outputs.cue_schedule import CueSchedule
 
 
@@ -43,6 +44,8 @@ class Snapshot:
     # a stop is under way, seconds to their end when it is)
     stops: tuple[tuple[str, str, bool, float | None], ...] = ()
     piece: PieceNow | None = None  # 無算樂: the piece sounding and the one after it
+    standby_rules: tuple[str, ...] = ()  # what the texts bind once the standby cue begins
+    rules: tuple[str, ...] = ()  # in force: the rules of the cues begun so far (「樂作，大夫不入」)
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,7 @@ def snapshot_of(player: Showing) -> Snapshot:
     stops = tuple(_stop_of(m, cid, now) for cid in m.running() if m.runs[cid].loops)
     choosing = m.choosing()
     standby = m.standby
+    begun = {cid for cid, r in m.runs.items() if r.status != CueStatus.WAITING}
     return Snapshot(
         rite=player.rite.title, cues=cues, standby=standby.id if standby else None,
         standby_at=standby.at if standby else "", standby_trigger=(
@@ -121,6 +125,8 @@ def snapshot_of(player: Showing) -> Snapshot:
         resumed=player.status.line("resumed"), stops=stops,
         piece=None if choosing is None else _piece_now(m, choosing, now),
         hear=tuple(line for name in ("follow", "hear") if (line := player.status.line(name))),
+        standby_rules=standby.rules if standby else (),
+        rules=tuple(dict.fromkeys(rule for c in m.cues if c.id in begun for rule in c.rules)),
     )
 
 

@@ -32,9 +32,15 @@ def changes(before: ShowState | None, after: ShowState) -> list[Announcement]:
             out.append(Announcement("go", f"GO {cue.id}: {cue.title}"))
         elif not cue.running and cue.id in was_running:
             out.append(Announcement("end", f"{cue.id} ended ({cue.status})"))
+    new_rules = [r for r in after.rules if before is None or r not in before.rules]
+    if new_rules:
+        out.append(Announcement("message", f"in force: {quoted(new_rules)}"))
     if after.standby is not None and (before is None or before.standby != after.standby):
         out.append(Announcement("standby", f"standby {after.standby}: watch for "
                                            f"「{after.standby_at}」"))
+        if after.standby_rules:
+            out.append(Announcement("message", f"once {after.standby} begins: "
+                                               f"{quoted(after.standby_rules)}"))
     if before is None or before.held != after.held:
         if after.held or before is not None:
             out.append(Announcement("hold" if after.held else "resume",
@@ -53,6 +59,11 @@ def changes(before: ShowState | None, after: ShowState) -> list[Announcement]:
     if after.done and (before is None or not before.done):
         out.append(Announcement("done", "the show is done"))
     return out
+
+
+def quoted(rules: tuple[str, ...] | list[str]) -> str:
+    """Rules in the texts' words, each in 「」."""
+    return "".join(f"「{rule}」" for rule in rules)
 
 
 def fallen_jie(state: ShowState, now: float) -> JieAt | None:

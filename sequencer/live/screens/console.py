@@ -7,11 +7,12 @@ The screen fits the terminal it is given, down to ``MIN_WIDTH`` × ``MIN_HEIGHT`
 clear message saying what size is needed — the keys still work). What must always show —
 the show's state, what runs and the moment that stops it, the 無算樂 piece, the 節 (as a line),
 the standby cue and the moment to watch for, the tally, Link and hot standby, the last message
-and the keys — is placed first; then, as room allows, the cue list (finished cues folded into one
-line, then the running, standby and next cues), the web and OSC addresses, the large 節 counter
-(3 rows, then 5) and the rest of the cue list, and last the blank lines between blocks. So at
-80×24 during the 燕禮's 射節 everything shows; a smaller terminal loses the blank lines first,
-then the large counter shrinks, then the cue list.
+and the keys — is placed first; then, as room allows, what the texts bind once the standby cue
+begins and the rules in force (「樂作，大夫不入」: a line each), the cue list (finished cues
+folded into one line, then the running, standby and next cues), the web and OSC addresses, the
+large 節 counter (3 rows, then 5) and the rest of the cue list, and last the blank lines
+between blocks. So at 80×24 during the 燕禮's 射節 everything shows; a smaller terminal loses
+the blank lines first, then the large counter shrinks, then the cue list.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from sequencer.live.protocol import (
     Skip,
     Stop,
 )
+from sequencer.live.screens.announce import quoted
 from sequencer.live.screens.terminal import terminal_size_only
 
 KEYS: dict[str, PlayerCommand] = {
@@ -265,7 +267,8 @@ def screen(snap: Snapshot, width: int = 100, height: int = 40) -> list[str]:
     keys = _help(w)
 
     room = height - 1 - len(head + running + jie_line + standby + notes + message + keys)
-    shown: dict[str, list[str]] = {name: [] for name in ("fold", "core", "info", "big", "rest")}
+    shown: dict[str, list[str]] = {name: [] for name in (
+        "binds", "in_force", "fold", "core", "info", "big", "rest")}
 
     def take(name: str, lines: list[str]) -> None:
         nonlocal room
@@ -273,6 +276,10 @@ def screen(snap: Snapshot, width: int = 100, height: int = 40) -> list[str]:
             shown[name] = lines
             room -= len(lines)
 
+    if snap.standby and snap.standby_rules:
+        take("binds", wrap(f"  once it begins: {quoted(snap.standby_rules)}", w, 1))
+    if snap.rules:
+        take("in_force", wrap(f"in force: {quoted(snap.rules)}", w, 1))
     take("fold", fold)
     take("core", _fitted(core, rest, room))
     take("info", info)
@@ -289,7 +296,8 @@ def screen(snap: Snapshot, width: int = 100, height: int = 40) -> list[str]:
     lines += [""] if blanks >= 3 else []
     lines += shown["fold"] + shown["core"] + shown["rest"]
     lines += [""] if blanks >= 2 else []
-    lines += running + jie_line + shown["big"] + standby + notes + message
+    lines += running + jie_line + shown["big"] + standby + shown["binds"] + notes
+    lines += shown["in_force"] + message
     lines += [""] if blanks >= 1 else []
     lines += keys
     return [clip(line, w) for line in lines][:height - 1]

@@ -86,7 +86,7 @@ def show_state(player: Player, now: float) -> ShowState:
         panic_stage=snap.panic_stage, done=snap.done, message=snap.message, tally=snap.tally,
         message_seq=snap.message_seq, piece=_piece_text(snap),
         stop_at=next((at for _, at, ending, _ in snap.stops if at and not ending), ""),
-        heard=player.status.view("heard"))
+        heard=player.status.view("heard"), standby_rules=snap.standby_rules, rules=snap.rules)
 
 
 def _piece_text(snap: Snapshot) -> str:

@@ -104,6 +104,8 @@ class ShowState:
     piece: str = ""  # 無算樂: the piece sounding and the next ("": none)
     stop_at: str = ""  # the moment that stops the running cue (its stop rule), to watch for
     heard: dict[str, Any] | None = None  # the drum heard (live --hear): the strip
+    standby_rules: tuple[str, ...] = ()  # what the texts bind once the standby cue begins
+    rules: tuple[str, ...] = ()  # in force: the rules of the cues begun so far
 
     def to_json(self) -> dict[str, Any]:
         return {"type": "state", **asdict(self)}

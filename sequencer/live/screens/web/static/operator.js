@@ -19,6 +19,11 @@ function render(state) {
   yz.text("standby", state.standby ? `standby: ${state.standby}  (${state.standby_trigger})`
     : "standby: —");
   yz.text("standby-at", state.standby_at ? `「${state.standby_at}」` : "");
+  // what the texts bind once the standby cue begins, and what is in force (「樂作，大夫不入」)
+  const quoted = (rules) => rules.map((rule) => `「${rule}」`).join("");
+  yz.text("standby-rules", state.standby_rules.length ?
+    `once it begins: ${quoted(state.standby_rules)}` : "");
+  yz.text("rules", state.rules.length ? `in force: ${quoted(state.rules)}` : "");
   // 無算樂: the piece sounding, the next, and the buttons to choose it
   document.body.classList.toggle("choosing", Boolean(state.piece));
   yz.text("piece", state.piece ? `無算樂　${state.piece}` : "");
