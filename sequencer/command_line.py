@@ -477,9 +477,10 @@ def _register_live(p: argparse.ArgumentParser) -> None:
                        f"(default {default})")
     p.add_argument("--clock-out", action="store_true",
                    help="send MIDI clock (24 ppqn at the rite's tempo, start/stop/continue)")
-    p.add_argument("--loudness", type=float, metavar="LUFS", default=DEFAULT_LOUDNESS_LUFS,
+    p.add_argument("--loudness", type=float, metavar="LUFS",
                    help="the pyo output plays the show as loud as its render normalised to "
-                   f"this integrated loudness (default {DEFAULT_LOUDNESS_LUFS:g}, render's)")
+                   f"this integrated loudness (default {DEFAULT_LOUDNESS_LUFS:g}, render's; "
+                   "refused with a MIDI output, whose level is the synth's)")
     _add_midi_tuning(p)
     p.add_argument("--log", metavar="FILE.jsonl", help="append the show log (JSON lines) here")
     p.add_argument("--resume", metavar="LOG", help="start again at the last cue LOG started")

@@ -97,10 +97,12 @@ def test_every_choice_and_default_is_the_owners() -> None:
         ("live", "--takeover"): DEFAULT_TAKEOVER_MS, ("live", "--midi-go"): DEFAULT_GO,
         ("live", "--midi-stop"): DEFAULT_STOP, ("live", "--midi-panic"): DEFAULT_PANIC,
         ("judge", "--tolerance-ms"): DEFAULT_TOLERANCE_MS,
-        ("live", "--loudness"): DEFAULT_LOUDNESS_LUFS,
     }
     for (command, flag), owned in defaults.items():
         assert _option(command, flag).default == owned, (command, flag)
+    # live --loudness: none given is the render's (schedule.output_options), said in its help
+    assert _option("live", "--loudness").default is None
+    assert f"default {DEFAULT_LOUDNESS_LUFS:g}" in _option("live", "--loudness").help
 
 
 def test_the_setting_flags_map_every_setting_of_the_timeline() -> None:
@@ -131,6 +133,15 @@ def test_live_refuses_a_loudness_no_render_may_have(lufs: str, capsys) -> None:
     assert cli.main(["live", "xiang-she", "--output", "memory:", "--auto",
                      "--loudness", lufs]) == cli.EXIT_USAGE
     assert f"yuezheng: --loudness {lufs}: expected -60 to -6 LUFS" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("output", ["memory:", "jack-virtual:yz"])
+def test_live_refuses_a_loudness_a_midi_output_cannot_have(output: str, capsys) -> None:
+    assert cli.main(["live", "xiang-she", "--output", output, "--auto",
+                     "--loudness", "-18"]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert (f"yuezheng: --loudness -18: it sets the level of the pyo output (the built-in "
+            f"voices); {output!r} sends MIDI, whose level is the synth's") in err
 
 
 def test_the_pyo_output_plays_at_the_loudness_asked() -> None:

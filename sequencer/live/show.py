@@ -43,7 +43,6 @@ from sequencer.live.standby.pair import (
     StandbyOptions,
     standby_options,
 )
-from sequencer.outputs.render import DEFAULT_LOUDNESS_LUFS
 from sequencer.timeline.groups import NoteSelection
 from sequencer.timeline.settings import CompileSettings
 
@@ -95,7 +94,8 @@ class LiveOptions:
     hear: str | None = None  # --hear SPEC: the drum heard (sequencer.live.hearing)
     hear_latency_ms: float = 0.0  # the microphone's distance from the drum
     follow: str | None = None  # --follow: the drum leads; "hold" or "continue" when it stops
-    loudness: float = DEFAULT_LOUDNESS_LUFS  # the pyo output at a render's level at this LUFS
+    loudness: float | None = None  # the pyo output at a render's level at this LUFS (None: the
+    # render's default); a MIDI output's level is its synth's: refused there
 
     @property
     def role(self) -> str | None:
@@ -104,14 +104,19 @@ class LiveOptions:
 
 def checked_options(options: LiveOptions) -> LiveOptions:
     """``options`` if they can run a show; UserError naming the flag at fault."""
-    parse_spec(options.output)
+    spec = parse_spec(options.output)
     for trigger in options.midi_triggers:
         parse_trigger(trigger)
     if options.control:
         parse_control(options.control)
-    if not MIN_LOUDNESS <= options.loudness <= MAX_LOUDNESS:  # NaN fails it too
-        raise UserError(f"--loudness {options.loudness:g}: expected {MIN_LOUDNESS:g} to "
-                        f"{MAX_LOUDNESS:g} LUFS")
+    if options.loudness is not None:
+        if not MIN_LOUDNESS <= options.loudness <= MAX_LOUDNESS:  # NaN fails it too
+            raise UserError(f"--loudness {options.loudness:g}: expected {MIN_LOUDNESS:g} to "
+                            f"{MAX_LOUDNESS:g} LUFS")
+        if spec.kind != "pyo":
+            raise UserError(f"--loudness {options.loudness:g}: it sets the level of the pyo "
+                            f"output (the built-in voices); {options.output!r} sends MIDI, "
+                            "whose level is the synth's — leave --loudness out")
     if not 0 <= options.mark_delay_ms <= MAX_MARK_DELAY_MS:  # NaN fails it too
         raise UserError(f"--mark-delay {options.mark_delay_ms:g}: expected 0 to "
                         f"{MAX_MARK_DELAY_MS:g} ms")
