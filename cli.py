@@ -3,8 +3,9 @@ below it prints.
 
 Each command is declared once, with its examples, in ``sequencer/command_line.py``
 (``@command(NAME, HELP, examples=…)`` on the function that adds its arguments); its body here,
-``cmd_<name>(args) -> int``, bound to its name in ``_BODIES``, calls the library and prints the
-lines it returns.  Every choice and default an argument offers is imported from the module that
+``cmd_<name>(args) -> int``, bound to its name in ``_BODIES`` (the parser is built from the
+declarations by ``sequencer/command_parser.py``), calls the library and prints the lines it
+returns.  Every choice and default an argument offers is imported from the module that
 owns it (tests/test_cli_args.py holds them equal).  Library errors that are the user's to fix
 are ``UserError`` and end in exit code 2 with a one-paragraph message and no traceback; anything
 else is exit 1.  Heavy libraries (pyo, music21, numpy-heavy modules) are imported inside the
@@ -18,14 +19,14 @@ import json
 import os
 import re
 import sys
-import textwrap
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from cues.errors import UserError
 from cues.text import clock as _clock
-from sequencer.command_line import COMMANDS, FLAG_OF, SETTING_FLAGS
+from sequencer.command_line import FLAG_OF, SETTING_FLAGS
+from sequencer.command_parser import PROG, Body, build_parser, command_in
 
 if TYPE_CHECKING:
     from cues.model import Rite
@@ -36,18 +37,6 @@ EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_TEMPO_VIOLATION = 4  # `check`: a block of 節 or onsets does not hold
-PROG = "yuezheng"
-HELP_WIDTH = 90
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that raises instead of exiting, so that main() owns the exit code."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]  # raises, never returns
-        where = self.prog.removeprefix(PROG).strip()  # main() says "yuezheng: " once
-        raise UserError(f"{where + ': ' if where else ''}{message}\n"
-                        f"{self.format_usage().rstrip()}")
-
 
 # ── printing ────────────────────────────────────────────────────────────────────────────────
 
@@ -552,7 +541,7 @@ def cmd_live(args: argparse.Namespace) -> int:
 # ── the parser and the entry point ──────────────────────────────────────────────────────────
 
 # each command's body, by the name sequencer/command_line.py declares it with
-_BODIES: dict[str, Callable[[argparse.Namespace], int]] = {
+_BODIES: dict[str, Body] = {
     "rites": cmd_rites, "show": cmd_show, "validate": cmd_validate, "new": cmd_new,
     "pieces": cmd_pieces, "source": cmd_source, "midi": cmd_midi, "render": cmd_render,
     "score": cmd_score, "instruments": cmd_instruments, "audition": cmd_audition,
@@ -561,56 +550,10 @@ _BODIES: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
-def _version() -> str:
-    """yuezheng's version: the installed package's, else the pyproject.toml beside this file."""
-    from importlib import metadata
-
-    try:
-        return metadata.version(PROG)
-    except metadata.PackageNotFoundError:
-        import tomllib
-        from pathlib import Path
-
-        pyproject = Path(__file__).with_name("pyproject.toml")
-        with pyproject.open("rb") as handle:
-            return str(tomllib.load(handle)["project"]["version"])
-
-
 def _build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The parser of every command, or with ``only`` the arguments of that command alone
-    declared (the others listed): a command's declarations import the modules that own its
-    choices and defaults (numpy, scipy…), which ``yuezheng --help`` and another command's run
-    need not wait for."""
-    parser = _Parser(
-        prog=PROG,
-        description="樂正 — cue, render, score and check the music of the Zhou rites "
-        "(鄉飲酒禮, 鄉射禮, 燕禮, 大射).",
-        epilog="Exit codes: 0 success, 2 bad input or usage, 1 anything else "
-        "(`check` also uses 4: a tempo violation).",
-    )
-    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    sub.required = True
-    for c in COMMANDS:
-        body = "\n".join(textwrap.fill(part, HELP_WIDTH)
-                         for part in c.description.split("\n") if part)
-        examples = "example" + ("s" if len(c.examples) > 1 else "") + ":\n" + "\n".join(
-            f"  {line}" for line in c.examples)
-        command = sub.add_parser(
-            c.name, help=c.help, description=c.help + (f"\n\n{body}" if body else ""),
-            epilog=examples, formatter_class=argparse.RawDescriptionHelpFormatter)
-        if only is None or c.name == only:
-            c.register(command)
-            command.set_defaults(func=_BODIES[c.name])
-    return parser
-
-
-def _command_in(argv: Sequence[str]) -> str:
-    """The command named on the command line: its first word that is no option ("" if it
-    names none: the parser then says so, or gives the help or the version asked for)."""
-    names = {c.name for c in COMMANDS}
-    word = next((w for w in argv if not w.startswith("-")), "")
-    return word if word in names else ""
+    """The parser of every command bound to its body (with ``only``: that command's arguments
+    alone declared; ``sequencer.command_parser.build_parser``)."""
+    return build_parser(_BODIES, only)
 
 
 _PROBING_COMMANDS = ("live", "ports")
@@ -620,7 +563,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``yuezheng`` script."""
     try:
         words = sys.argv[1:] if argv is None else list(argv)
-        args = _build_parser(_command_in(words)).parse_args(words)
+        args = _build_parser(command_in(words)).parse_args(words)
         if args.command in _PROBING_COMMANDS:  # they open audio/MIDI libraries that chatter
             from instruments.ports.library_chatter import quiet_libraries
 

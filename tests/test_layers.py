@@ -49,7 +49,8 @@ ROOMS: dict[str, tuple[tuple[str, ...], ...]] = {
         ("sequencer.live.hearing",),
         ("sequencer.live.screens",),
         ("sequencer.live.show",),
-        ("sequencer.command_line",),  # the commands declared: they import every room's owners
+        ("sequencer.command_line", "sequencer.command_parser"),  # the commands declared (they
+        # import every room's owners) and the parser built from them
     ),
     "cli": (("cli",),),
 }
