@@ -22,7 +22,14 @@ import pytest
 from instruments.midi import all_off_messages, channel_of, is_tuning_restore, read_note_tuning
 from instruments.ports.jacklib import LATENCY_PERIODS
 from tests.test_ports_jack import Receiver, _unsilenced, timing_errors_ms
-from tests.timing import as_sent, delivered, on_time, timing_flaky
+from tests.timing import (
+    TimingFailure,
+    as_sent,
+    delivered,
+    on_time,
+    timing_flaky,
+    until_quiet,
+)
 
 pytestmark = pytest.mark.jack
 
@@ -54,24 +61,44 @@ def _file_messages(*args: str, jie_seconds: str = "1") -> list[tuple[float, byte
     return out
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def she_jie_run(jack: tuple[int, int], tmp_path_factory: pytest.TempPathFactory):
-    """The 射節 of 鄉射 played live (30 s: 6 耦 cycles of 5 節 of 1 s)."""
-    rx = Receiver()
-    log = tmp_path_factory.mktemp("live") / "she.jsonl"
-    try:
-        proc = _live("xiang-she", "--from", "she-jie", "--until", "she-jie", "--auto",
-                     "--jie-seconds", "1", "--output", f"jack:{rx.port_name}", "--log", str(log))
-        out, err = proc.communicate(timeout=60)
-        time.sleep(0.1)
-        yield proc.returncode, out + err, list(rx.messages), log, rx.xruns
-    finally:
-        rx.close()
+    """The 射節 of 鄉射 played live once for the module's tests (30 s: 6 耦 cycles of 5 節 of
+    1 s); played again (twice at most) while JACK counts an xrun in it or the show reports
+    itself late — a re-run of one test would not play it again."""
+    def attempt() -> tuple[int, str, list, Path, int]:
+        rx = Receiver()
+        log = tmp_path_factory.mktemp("live") / "she.jsonl"
+        try:
+            proc = _live("xiang-she", "--from", "she-jie", "--until", "she-jie", "--auto",
+                         "--jie-seconds", "1", "--output", f"jack:{rx.port_name}", "--log",
+                         str(log))
+            out, err = proc.communicate(timeout=60)
+            time.sleep(0.1)
+            return proc.returncode, out + err, list(rx.messages), log, rx.xruns
+        finally:
+            rx.close()
+
+    def busy(run: tuple[int, str, list, Path, int]) -> str:
+        try:
+            _as_the_file(run, jack)
+        except TimingFailure as late:  # the machine's: run again
+            return str(late)
+        except AssertionError:  # ours: the test says so
+            return ""
+        return ""
+
+    yield until_quiet(attempt, busy)
 
 
 @timing_flaky
 def test_live_she_jie_is_the_file_in_order_and_time(she_jie_run, jack) -> None:
-    rc, output, got, _, xruns = she_jie_run
+    _as_the_file(she_jie_run, jack)
+
+
+def _as_the_file(run: tuple[int, str, list, Path, int], jack: tuple[int, int]) -> None:
+    """The live 射節 ``run`` is the file's messages, in order and on time."""
+    rc, output, got, log, xruns = run
     delivered(rc, output)
     expected = _file_messages("she-jie", "she-jie")
     # the file's 三分損益 goes as MIDI Tuning Standard single-note tuning changes (the 瑟's
@@ -102,7 +129,6 @@ def test_live_she_jie_is_the_file_in_order_and_time(she_jie_run, jack) -> None:
     bad = [(i, round(e, 2), round(expected[i][0], 3)) for i, e in enumerate(errors_ms)
            if e > bound]
     on_time(max(errors_ms) <= bound, f"worst timing error {max(errors_ms):.2f} ms: {bad[:12]}")
-    log = she_jie_run[3]
     sent = [json.loads(x) for x in log.read_text(encoding="utf-8").splitlines()
             if '"event": "sent"' in x]
     assert sent
@@ -311,6 +337,8 @@ def test_releases_marked_live_are_judged(jack, tmp_path: Path) -> None:
 
 # ── the pyo output: the built-in voices live, recorded from JACK ────────────────────────────────
 
+PYO_JIE_S = "1"  # the 射節's 30 節 in 30 s: 120 drum strokes 0.25 s apart
+
 @timing_flaky
 def test_pyo_output_plays_the_offline_voices_in_time(jack, tmp_path: Path) -> None:
     """`--output pyo:jack:CLIENT` plays the 射節 on the built-in voices; recorded from JACK, the
@@ -326,7 +354,7 @@ def test_pyo_output_plays_the_offline_voices_in_time(jack, tmp_path: Path) -> No
     rec = JackRecorder(f"yzrec{os.getpid()}").open()
     try:
         proc = _live("xiang-she", "--from", "she-jie", "--until", "she-jie", "--auto",
-                     "--jie-seconds", "1.5", "--output", f"pyo:jack:{rec.name_of_client}")
+                     "--jie-seconds", PYO_JIE_S, "--output", f"pyo:jack:{rec.name_of_client}")
         out, err = proc.communicate(timeout=120)
         time.sleep(0.3)
         live = rec.audio()
@@ -342,13 +370,14 @@ def test_pyo_output_plays_the_offline_voices_in_time(jack, tmp_path: Path) -> No
     # the drum strokes of the file (channel 10), each found in the recording: a live recording
     # on this VM has a few dropouts (JACK xruns: Python clients share two cores), each an extra
     # onset, so the strokes are matched to the file rather than every onset taken as a 節
-    messages = _file_messages("she-jie", "she-jie", jie_seconds="1.5")
+    messages = _file_messages("she-jie", "she-jie", jie_seconds=PYO_JIE_S)
     strokes = merge_onsets([t for t, m in messages if m[0] == 0x99 and m[2] > 0])
     assert len(strokes) >= 100
-    # the stroke spacing is known (0.375 s), as `check --rite` knows it: the detector's grid
+    # the stroke spacing is known (a quarter 節: 0.25 s), as `check --rite` knows it: the detector's grid
     # mode (a quick stroke over the ring of an accented one rises above the level just before
     # it, not above that ring's held peak; half the spacing is the refractory period)
-    heard = np.array(detect_onsets(live.mean(axis=1), rec.rate, spacing_s=0.375))
+    heard = np.array(detect_onsets(live.mean(axis=1), rec.rate,
+                                   spacing_s=float(PYO_JIE_S) / 4))
     assert heard.size
 
     def matches(offset: float) -> list[tuple[int, float]]:
@@ -381,12 +410,12 @@ def test_pyo_output_plays_the_offline_voices_in_time(jack, tmp_path: Path) -> No
     report = check_grid([t for _, t in matched], 10.0 + 1000 * frames / rec.rate,
                         "live pyo strokes", indices=[i for i, _ in matched])
     on_time(report.ok, f"the live strokes' timing does not hold: {report}")
-    assert abs(report.mean_interval_s - 0.375) < 1e-3
+    assert abs(report.mean_interval_s - float(PYO_JIE_S) / 4) < 1e-3
     # the offline render of the same cue, for the loudness: the live output plays the show at
     # its render's level (the dry room's pan law, the render's default −23 LUFS)
     offline_wav = tmp_path / "offline.wav"
     render = subprocess.run([sys.executable, str(ROOT / "cli.py"), "render", "xiang-she",
-                             "--from", "she-jie", "--until", "she-jie", "--jie-seconds", "1.5",
+                             "--from", "she-jie", "--until", "she-jie", "--jie-seconds", PYO_JIE_S,
                              "--room", "dry", "-o", str(offline_wav)], cwd=ROOT,
                             capture_output=True, text=True, timeout=120)
     assert render.returncode == 0, render.stderr
