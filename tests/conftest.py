@@ -40,8 +40,9 @@ def jack() -> tuple[int, int]:
 TIERS = ("render", "live", "jack", "net", "browser", "fuzz", "build")
 REALTIME = ("live", "jack", "net", "browser")
 """The tiers that keep time on the wall clock (shows played, JACK cycles, peers, a browser):
-``realtime`` marks them, and the README's test command runs them by themselves, three at a time
-(``-n 3``: they mostly wait; about 1.3 of two cores busy), after the others have run on both cores: a CPU-bound test beside
+``realtime`` marks them, and the README's test command runs them by themselves, two at a time
+(``-n 2``: they mostly wait; three at a time loaded the shared JACK server into dozens of xruns
+a show), after the others have run on both cores: a CPU-bound test beside
 them would be the "another job on the machine" their timing checks must survive, not a
 condition to seek."""
 

@@ -21,14 +21,14 @@ def test_the_readme_sets_up_in_a_virtual_environment() -> None:
     run, test = _setup_commands()[:2]
     assert run == VENV + "pip install . && yuezheng render xiang-she -o xiang-she.wav"
     assert test == VENV + ('pip install ".[test]" && python -m pytest -n 2 -m "not realtime" '
-                           '&& python -m pytest -n 3 -m realtime')
+                           '&& python -m pytest -n 2 -m realtime')
 
 
 def test_ci_runs_the_readme_test_command() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     steps = ["python3 -m venv .venv", ". .venv/bin/activate", 'pip install --quiet ".[test]"',
              'python -m pytest -n 2 -m "not realtime" --junitxml="$reports/cpu.xml"',
-             'python -m pytest -n 3 -m realtime --junitxml="$reports/realtime.xml"']
+             'python -m pytest -n 2 -m realtime --junitxml="$reports/realtime.xml"']
     lines = [line.strip() for line in ci.splitlines()]
     assert [lines.index(step) for step in steps] == sorted(lines.index(step) for step in steps)
     assert "python3-venv" in ci  # Debian ships venv apart
