@@ -223,13 +223,14 @@ def _web_show(tmp_path_factory: pytest.TempPathFactory) -> dict:
             samples.append(json.loads(performers.eval(SAMPLE)))
             time.sleep(0.07)
         flashes = json.loads(performers.eval("JSON.stringify(yz.flashes)"))
-        wall_before = time.time()
         page_wall, page_server = json.loads(performers.eval(
             "JSON.stringify([performance.timeOrigin + performance.now(), yz.serverTime()])"))
-        mono, wall_after = time.perf_counter(), time.time()
+        mono, wall = time.perf_counter(), time.time()
         # the show clock (perf_counter: CLOCK_MONOTONIC, shared by every process) at the
-        # page's moment, through the wall clock; the error of the page's estimate
-        true_server = mono - ((wall_before + wall_after) / 2 - page_wall / 1000)
+        # page's own moment, through the wall clock read with it (not at the middle of the
+        # round trip to the page: on a busy machine that took long enough to be off by 5 ms);
+        # the error of the page's estimate
+        true_server = page_wall / 1000 + (mono - wall)
         return {"rc": proc.returncode, "output": _stop(proc), "records": _records(log),
                 "view_only": view_only, "samples": samples, "flashes": flashes,
                 "offset_error_ms": (page_server - true_server) * 1000,
