@@ -23,12 +23,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from collections.abc import Callable, Iterator
-from typing import Any
 
 from cues.sheet.loader import load_rite
 from sequencer.outputs.render import render_timeline
