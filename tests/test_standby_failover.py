@@ -18,7 +18,7 @@ import pytest
 
 from tests.standby_rig import ROOT, Failover, TwoMachines, read_log, run_failover
 from tests.test_ports_jack import Receiver, _unsilenced
-from tests.timing import TimingFailure, on_time, until_quiet
+from tests.timing import on_time, spoiled_by, until_quiet
 
 pytestmark = [pytest.mark.jack, pytest.mark.net]
 
@@ -44,20 +44,14 @@ def failover(jack, tmp_path_factory: pytest.TempPathFactory):
             rx_main.close()
             rx_backup.close()
 
-    def spoiled(result: tuple[Failover, Path, int]) -> str:
-        run, log_dir, xruns = result
-        try:
-            _takes_over(run, log_dir)
-            _in_tune(run)
-            _silent(run)
-            _on_the_grid(run, tmp_path_factory.mktemp("grid"))
-        except TimingFailure as late:
-            return str(late)
-        except AssertionError as failed:  # the machine's only when JACK dropped a cycle
-            return f"{xruns} xrun(s): {failed}" if xruns else ""
-        return ""
+    def checks(run: Failover, log_dir: Path) -> None:
+        _takes_over(run, log_dir)
+        _in_tune(run)
+        _silent(run)
+        _on_the_grid(run, tmp_path_factory.mktemp("grid"))
 
-    run, log_dir, _ = until_quiet(attempt, spoiled)
+    run, log_dir, _ = until_quiet(
+        attempt, lambda r: spoiled_by(lambda: checks(r[0], r[1]), xruns=r[2]))
     yield run, log_dir
 
 

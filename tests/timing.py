@@ -103,5 +103,20 @@ def until_quiet(attempt: Callable[[], T], busy: Callable[[T], str]) -> T:
     raise AssertionError("unreachable")
 
 
+def spoiled_by(checks: Callable[[], None], xruns: int = 0) -> str:
+    """For ``until_quiet``'s ``busy``: how the machine spoiled a shared rig's run, by the
+    module's own ``checks`` on it — a TimingFailure's message, or a failed check's while JACK
+    counted ``xruns`` > 0 (a dropped cycle's MIDI); "" when they pass, or fail with no xrun
+    (ours, not the machine's: the test reports it). An xrun that spoiled nothing is no reason
+    to run it again."""
+    try:
+        checks()
+    except TimingFailure as late:
+        return str(late)
+    except AssertionError as failed:
+        return f"{xruns} xrun(s): {failed}" if xruns else ""
+    return ""
+
+
 def _report(output: str) -> str:
     return next((line for line in output.splitlines() if "NOT ON TIME" in line), output[-300:])
