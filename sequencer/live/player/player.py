@@ -268,22 +268,26 @@ class Player:
     def _do(self, request: Request) -> None:
         """Carry out one command; show it, log it, answer it."""
         status = self.status
-        status.refusal = status.message = ""
-        at = request.at if request.at is not None else time.perf_counter() + self.lead_s
-        refusal = self.peer.offer(request.command, at, request.origin) if self.peer else None
-        actions: list[CueAction] = []
-        if refusal:
-            status.refusal = refusal
-        elif self.operator.obeys(request.command):
-            actions = self.operator.obey(request.command, at, request.origin)
-        elif isinstance(request.command, Begin):
-            actions = self._begin(request.command, at)
-            status.message = status.message or "the show begins"
-        elif isinstance(request.command, TakeOver):
-            self._take_over()
-        self._act(actions)
+        status.begin_command()  # its own words, not what another thread says meanwhile
+        try:
+            at = request.at if request.at is not None else time.perf_counter() + self.lead_s
+            refusal = (self.peer.offer(request.command, at, request.origin) if self.peer
+                       else None)
+            actions: list[CueAction] = []
+            if refusal:
+                status.refusal = refusal
+            elif self.operator.obeys(request.command):
+                actions = self.operator.obey(request.command, at, request.origin)
+            elif isinstance(request.command, Begin):
+                actions = self._begin(request.command, at)
+                status.message = status.result or "the show begins"
+            elif isinstance(request.command, TakeOver):
+                self._take_over()
+            self._act(actions)
+        finally:
+            status.end_command()
         acted = not status.refusal
-        result = status.refusal or status.message or outcome(actions) or "done"
+        result = status.refusal or status.result or outcome(actions) or "done"
         name = action_name(request.command)
         self.log.operator(name, request.origin, time.perf_counter(), result, acted)
         status.message = f"{request.origin or 'operator'} {name}: {result}"
