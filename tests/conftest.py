@@ -45,10 +45,12 @@ REALTIME = ("live", "jack", "net", "browser")
 a show), after the others have run on both cores: a CPU-bound test beside
 them would be the "another job on the machine" their timing checks must survive, not a
 condition to seek. (Both parts side by side, the CPU part at nice 19, took 13 min 19 s instead
-of about 16½, with 7 failures: a 射節 over JACK spoiled by 24 xruns in each of its three plays,
-four signal tests that found the work done before the signal acted, a GO's reply that carried
-another thread's words (ours: fixed, tests/test_command_words.py), a note-off lost in the
-receiver-xrun test — seen once, not in 34 runs since beside renders or a test load.)"""
+of about 16½; the real-time part failed three tests: a 射節 over JACK spoiled by 24 xruns in
+each of its three plays, a GO's reply that carried another thread's words (ours: fixed,
+tests/test_command_words.py) and a note-off lost in the receiver-xrun test — seen once, not in
+34 runs since beside renders or a test load, nor with the receiver or the sender stalled for up
+to 200 ms. The CPU part's four SIGINT failures then were the harness's: a script's background
+job inherits SIGINT ignored.)"""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
