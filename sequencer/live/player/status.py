@@ -47,6 +47,7 @@ class ShowStatus:
         self._commanding = threading.get_ident()
 
     def end_command(self) -> None:
+        """The command is done: what is said from now on is no command's result."""
         self._commanding = None
 
     def say(self, text: str) -> None:
