@@ -30,18 +30,16 @@ def _say_from_another_thread(status: ShowStatus, text: str) -> None:
 
 def test_what_another_thread_says_is_shown_but_is_not_the_result() -> None:
     status = ShowStatus()
-    status.begin_command()
-    _say_from_another_thread(status, FLOOD)
-    assert status.message == FLOOD and status.result == ""
-    status.message = "start a"
-    _say_from_another_thread(status, FLOOD)
-    status.end_command()
+    with status.command():
+        _say_from_another_thread(status, FLOOD)
+        assert status.message == FLOOD and status.result == ""
+        status.message = "start a"
+        _say_from_another_thread(status, FLOOD)
     assert status.result == "start a" and status.message == FLOOD
     status.message = "after the command"  # the player's own line, not a command's result
     assert status.result == "start a"
-    status.begin_command()
-    assert status.result == "" and status.refusal == ""
-    status.end_command()
+    with status.command():
+        assert status.result == "" and status.refusal == ""
 
 
 @pytest.mark.live

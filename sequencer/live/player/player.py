@@ -268,8 +268,7 @@ class Player:
     def _do(self, request: Request) -> None:
         """Carry out one command; show it, log it, answer it."""
         status = self.status
-        status.begin_command()  # its own words, not what another thread says meanwhile
-        try:
+        with status.command():  # its own words, not what another thread says meanwhile
             at = request.at if request.at is not None else time.perf_counter() + self.lead_s
             refusal = (self.peer.offer(request.command, at, request.origin) if self.peer
                        else None)
@@ -284,8 +283,6 @@ class Player:
             elif isinstance(request.command, TakeOver):
                 self._take_over()
             self._act(actions)
-        finally:
-            status.end_command()
         acted = not status.refusal
         result = status.refusal or status.result or outcome(actions) or "done"
         name = action_name(request.command)

@@ -5,8 +5,8 @@ read from its owner when shown; and the views other parts own for the pages (the
 strip). ``seq`` counts the messages, so that the same words said twice (a second "nothing to
 hold") are news to the screens that announce them.
 
-A command's own words: the player's thread carries out a command between ``begin_command`` and
-``end_command``; what it writes to ``message`` then (or to ``refusal``) is the command's
+A command's own words: the player's thread carries out a command inside ``command()``; what it
+writes to ``message`` then (or to ``refusal``) is the command's
 ``result``, which its reply and its log line carry. What another thread says meanwhile (the
 remote control's report of bad messages, a hearing failure) is shown on the message line but
 is not the command's result: under load the report of a flood could otherwise come between a
@@ -15,7 +15,8 @@ GO's start and its reply and be answered as the GO's outcome."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 
@@ -41,14 +42,16 @@ class ShowStatus:
         if text:
             self.seq += 1
 
-    def begin_command(self) -> None:
-        """The calling thread carries out a command now: its refusal and result start empty."""
+    @contextmanager
+    def command(self) -> Iterator[None]:
+        """Within: the calling thread carries out a command (its refusal and result start
+        empty); after: what is said is no command's result."""
         self.refusal = self.result = ""
         self._commanding = threading.get_ident()
-
-    def end_command(self) -> None:
-        """The command is done: what is said from now on is no command's result."""
-        self._commanding = None
+        try:
+            yield
+        finally:
+            self._commanding = None
 
     def say(self, text: str) -> None:
         """Show ``text`` as the console's message (a control's warning, a log error)."""
