@@ -284,11 +284,12 @@ def _flash_figures(flashes: list[dict], due: dict[tuple, float], key: Callable[[
     """The p99 of |flash drawn − 節 in the log| (ms) and the figures as a line; each 節 of
     ``due`` must have flashed once, on the nearer of its frame and the frame before — the page's
     rule, whatever frames a busy browser gave it (but the first, whose marks may not have come
-    yet) —, and none early by more than half a frame."""
+    yet) —, and none early by more than half a frame (the interval the page had measured: a
+    busy browser's frames come slower than 60 Hz, and its nearest frame may be farther)."""
     assert sorted(key(f) for f in flashes) == sorted(due)
     signed = [(f["drawn"] - due[key(f)]) * 1000 for f in flashes]
     for f, error in zip(flashes, signed, strict=True):
-        assert error > -(1000 / 60 / 2 + CLOCK_ERROR_MS), (f, error)  # not a frame early
+        assert error > -(f["frame"] * 1000 / 2 + CLOCK_ERROR_MS), (f, error)  # not a frame early
         first = (f["pass"], f["cycle"], f["k"]) == (0, 0, 1)  # its marks come with the GO's
         # state, over the websocket: the frame before may not have had them yet
         if f["before"] is not None and not first:  # the frame before was farther from the 節

@@ -31,7 +31,7 @@ function drawShooting(shooting, now, frameMs, previousMs) {
     if (now - mark.t < LATE_S) {
       flash();
       yz.flashes.push({cue: shooting.cue, k: mark.k, cycle: mark.cycle, pass: mark.pass_index,
-                       due: mark.t,
+                       due: mark.t, frame: frameS,  // the interval its half-frame rule used
                        drawn: yz.serverTime(frameMs),
                        before: previousMs === null ? null : yz.serverTime(previousMs)});
     }
