@@ -135,6 +135,7 @@ def test_check_holds_on_the_live_log(she_jie_run) -> None:
     assert check.returncode == 0, check.stdout + check.stderr
 
 
+@timing_flaky
 def test_sigterm_mid_run_leaves_nothing_sounding(jack) -> None:
     rx = Receiver()
     try:
@@ -147,8 +148,9 @@ def test_sigterm_mid_run_leaves_nothing_sounding(jack) -> None:
         silenced = next(wall for _, m, wall in rx.messages if m == b"\xbf\x78\x00")
         proc.communicate(timeout=10)
         assert proc.returncode == 128 + signal.SIGTERM
-        assert silenced - asked < 0.2
         assert _unsilenced(rx.data()) == set()
+        # the bound, real time: signal → player → sender's panic → JACK (the machine's, too)
+        on_time(silenced - asked < 0.2, f"silenced {silenced - asked:.3f} s after SIGTERM")
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -44,6 +44,7 @@ from sequencer.live.protocol import (
     Stop,
 )
 from sequencer.timeline.compiler import make_settings, select_cues
+from tests.timing import on_time, timing_flaky
 
 pytestmark = pytest.mark.live
 
@@ -201,15 +202,21 @@ def test_hold_sends_nothing_and_resume_keeps_the_intervals(tmp_path: Path) -> No
     with player:
         player.put(Go())
         _step_for(player, 0.55)
+        hold_asked = time.perf_counter()
         player.put(Hold())
         _step_for(player, 0.5)
+        resume_asked = time.perf_counter()
         player.put(Resume())
         _step_for(player, 0.5)
         player.put(Stop())
         _step_until(player, _ended(player, "d"))
         held, resumed = _event(player, OutputHeld), _event(player, OutputResumed)
     records = read_memory_record(out)
-    assert resumed.shift == pytest.approx(resumed.t - held.t, abs=1e-3) and resumed.shift > 0.4
+    assert resumed.shift == pytest.approx(resumed.t - held.t, abs=1e-3)
+    # held and resumed by the sending process after they were asked (not within the test's
+    # sleeps: a busy machine reads a command late), so it covers the time between
+    assert hold_asked <= held.t < resume_asked <= resumed.t
+    assert resumed.shift >= resume_asked - held.t
     assert not [at for at, _ in records if held.t < at < resumed.t]  # nothing while held
     d = _scheduled(player, "d")
     t0 = records[0][0] - d[0][0]
@@ -339,6 +346,7 @@ def test_midi_input_and_keys_ask_for_typed_commands() -> None:
     assert KEYS["2"] == MarkRelease("右", False)
 
 
+@timing_flaky
 def test_a_second_stop_ends_at_once_with_note_offs(tmp_path: Path) -> None:
     player, out = _player(tmp_path, "d", "d")
     with player:
@@ -353,7 +361,8 @@ def test_a_second_stop_ends_at_once_with_note_offs(tmp_path: Path) -> None:
         player.step(0.01)
     records = read_memory_record(out)
     stop = next(r["t"] for r in player.log.records if r["event"] == "stop")
-    assert ended.t - stop < 0.05  # not at the next rest point: at once
+    # not at the next rest point: at once (when the sending process read the stop: the machine's)
+    on_time(ended.t - stop < 0.05, f"the cue ended {ended.t - stop:.3f} s after the stop")
     # the cue's own note-offs (sent just after ``ended.t``) close what it sounded
     until_end = [r for r in records if r[0] <= ended.t + 0.02]
     assert any(is_note_off(data) for at, data in until_end if at > ended.t)

@@ -195,6 +195,7 @@ def test_garbage_and_floods_leave_the_show_running_to_its_end(tmp_path: Path) ->
     assert [r["event"] for r in records if r["event"] in ("start", "end")] == ["start", "end"]
 
 
+@timing_flaky
 def test_panic_jumps_a_flood_and_quit_needs_remote_quit(tmp_path: Path) -> None:
     port = _free_port()
     proc = _live("xiang-she", "--from", "wu-suan-yue", "--until", "gai", "--output", "memory:",
@@ -210,7 +211,8 @@ def test_panic_jumps_a_flood_and_quit_needs_remote_quit(tmp_path: Path) -> None:
             remote.send(_dgram("/hold" if i % 2 == 0 else "/resume"))
         asked = time.perf_counter()
         assert remote.insist("/panic")["panic"] == 1
-        assert time.perf_counter() - asked < 0.5
+        answered = time.perf_counter() - asked
+        on_time(answered < 0.5, f"the panic's reply came {answered:.3f} s after it was sent")
         assert proc.poll() is None  # /quit was refused
         time.sleep(0.3)
         proc.terminate()

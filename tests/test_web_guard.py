@@ -23,6 +23,7 @@ from websockets.sync.client import connect
 
 from cues.errors import UserError
 from sequencer.live.screens.web.guard import (
+    FIRST_WAIT_S,
     FREE_TRIES,
     MAX_DEPTH,
     MAX_MESSAGE_BYTES,
@@ -36,6 +37,7 @@ from sequencer.live.screens.web.guard import (
 )
 from sequencer.live.screens.web.server import WebServer
 from tests.test_web import FakeView
+from tests.timing import on_time, timing_flaky
 
 pytestmark = pytest.mark.live
 
@@ -106,16 +108,21 @@ def _hello(ws, token: str) -> dict:
     return reply
 
 
+@timing_flaky
 def test_brute_force_is_throttled_and_reported(server) -> None:
     web, view, feed = server
     started = time.perf_counter()
     with connect(feed) as ws:
         replies = [_hello(ws, f"{n:04d}") for n in range(200)]  # every 4-digit try it can
+        took = time.perf_counter() - started
+        # the counts below hold while the first wait lasts: a machine that took longer for the
+        # 200 round trips lets one more try be checked, by design
+        on_time(took < FIRST_WAIT_S, f"200 tries took {took:.2f} s, past the first wait")
         assert not any(r["control"] for r in replies)
         waiting = [r for r in replies if "error" in r]
         assert len(waiting) == 200 - FREE_TRIES and "wait" in waiting[0]["error"]
         assert not _hello(ws, TOKEN)["control"]  # the right token waits too
-    print(f"\n200 tries in {time.perf_counter() - started:.2f} s: {FREE_TRIES} checked")
+    print(f"\n200 tries in {took:.2f} s: {FREE_TRIES} checked")
     web.close()  # the reports due are written at the close
     records = [r for r in view.reports if r["event"] == "web-refused"]
     counts = {r["why"]: sum(x["count"] for x in records if x["why"] == r["why"])
