@@ -148,7 +148,8 @@ def test_the_judge_places_a_release_on_the_drum_heard(human) -> None:
     assert "by the drum heard" in said["result"]
     # marked 10 ms after the drummer's 3rd 節 of the second cycle (plus the way to the
     # player): at that 節 of the compiled 射節, 5 + 2 s in
-    assert release["t"] == pytest.approx(7.0, abs=0.08)
+    # (a press the player read late, the machine's, is judged later)
+    on_time(abs(release["t"] - 7.0) < 0.08, f"the release judged at {release['t']:.3f} s")
     assert release["counted"] is True
 
 

@@ -277,6 +277,7 @@ def test_console_over_tmux(jack, tmp_path: Path) -> None:
         rx.close()
 
 
+@timing_flaky
 def test_releases_marked_live_are_judged(jack, tmp_path: Path) -> None:
     """In live, the judge marks each release (here by OSC /release side hit), pressed the
     judge's delay after it; the release is judged at the press less the delay; the tally runs."""
@@ -308,14 +309,19 @@ def test_releases_marked_live_are_judged(jack, tmp_path: Path) -> None:
         _osc(sock, port, "/release", "右", 1)  # the 上射 on the second 節's stroke: tallied
         at(1.25)
         state = _osc(sock, port, "/release", "左", 1)  # off the drum (its accord is 1.5 s)
-        assert state["tally"]["右"] == 1 and state["tally"]["左"] == 0
-        assert state["tally"]["announcement"] == "右賢於左，一奇"
         _osc(sock, port, "/quit")
         proc.communicate(timeout=10)
         records = [json.loads(x) for x in log.read_text(encoding="utf-8").splitlines()]
         releases = [r for r in records if r["event"] == "release"]
+        assert [r["delay_ms"] for r in releases] == [250] * 3
+        # each judged where it was pressed, less the delay: a press the player read 0.1 s
+        # late or more (the machine) is judged elsewhere, and the tally with it
+        late = [(r["t"], due) for r, due in zip(releases, (0.4, 1.0, 1.25), strict=True)
+                if abs(r["t"] - due) >= 0.1]
+        on_time(not late, f"releases judged at (t, pressed for): {late}")
         assert [r["counted"] for r in releases] == [False, True, False], releases
-        assert abs(releases[1]["t"] - 1.0) < 0.1 and releases[1]["delay_ms"] == 250
+        assert state["tally"]["右"] == 1 and state["tally"]["左"] == 0
+        assert state["tally"]["announcement"] == "右賢於左，一奇"
     finally:
         sock.close()
         if proc.poll() is None:

@@ -306,7 +306,9 @@ def _check_after_reconnection(rec: Receiver, got: list[bytes],
     # every cut note is closed at once; a note that ended shortly before the removal may be
     # closed too (the port only knows what sounded at its last good check)
     assert cut <= {m[1] for m in burst}
-    assert all(offs[m[1]] > removed - 0.6 for m in burst)
+    stale = [m for m in burst if offs[m[1]] <= removed - 0.6]
+    # the port checks its link every 0.5 s: a check later than that is the machine's
+    on_time(not stale, f"closed notes that ended long before the removal: {stale}")
     # after the cut-note burst, the timing holds against the schedule
     rest = without_resent_offs(rec.messages, len(lead) + len(burst))
     while rest and is_all_off(rest[-1][1]):  # the cue's safety net at its end
@@ -331,6 +333,7 @@ def test_destination_removed_and_restored(jack: tuple[int, int]) -> None:
     removed = time.perf_counter()
     rec.close()
     time.sleep(0.6)
+    restoring = time.perf_counter()
     rec2 = Receiver(client)  # the same client and port name come back
     restored = time.perf_counter()
     try:
@@ -341,7 +344,10 @@ def test_destination_removed_and_restored(jack: tuple[int, int]) -> None:
         kinds = {type(e) for e in events}
         assert OutputLost in kinds and OutputReconnected in kinds
         reconnected = next(e.t for e in events if isinstance(e, OutputReconnected))
-        assert restored <= reconnected < restored + 1.2  # within about a second
+        # once the port is there again (the sender may find it while the receiver is still
+        # being made), within about a second
+        assert restoring <= reconnected
+        on_time(reconnected < restored + 1.2, f"reconnected {reconnected - restored:.2f} s late")
         # the sender kept time: no deadline moved, nothing skipped
         assert [i for i, _, _ in records] == list(range(len(schedule)))
         assert all(d == t0 + schedule[i][0] for i, d, _ in records)
