@@ -31,6 +31,7 @@ from sequencer.live.protocol import (
 from sequencer.live.sending.delivery import LATE_S, DeliveryWatch
 from sequencer.timeline.compiler import make_settings, select_cues
 from tests.jack_server import OwnServer
+from tests.timing import on_time, timing_flaky
 
 pytestmark = pytest.mark.live
 
@@ -226,12 +227,15 @@ def test_a_panic_just_after_a_cycle_begins_is_reported_whole(
     assert "射節 2: 節 1–1 of 5" in out
 
 
+@timing_flaky
 def test_a_hold_is_taken_out_of_the_intervals(tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     log = _show_log(tmp_path, "hold", "0.3", _jie_seen(0, 3), [Hold()], hold_s=0.7)
     records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     (resumed,) = [r for r in records if r["event"] == "output-resumed"]
-    assert resumed["held_s"] == pytest.approx(0.7, abs=0.1)  # the sending process's count
+    # the sending process's count, from its reading of the hold to its reading of the resume
+    # (each read a little after it was given: a busy machine reads one later than the other)
+    on_time(abs(resumed["held_s"] - 0.7) < 0.1, f"held {resumed['held_s']:.3f} s for 0.7")
     code, _, report = _check(capsys, log)
     held = report["blocks"][0]
     assert any(f"held {resumed['held_s']:.3f} s between 節 3 and 節 4" in n for n in held["notes"])
