@@ -126,6 +126,7 @@ def test_list_ports_and_unknown_destination(receiver: Receiver) -> None:
         list_ports("coreaudio")
 
 
+@timing_flaky
 def test_panic_stages_over_jack(receiver: Receiver) -> None:
     with open_output(f"jack:{receiver.port_name}", client_name=receiver.client + "o") as port:
         assert port.destination == receiver.port_name
@@ -141,7 +142,9 @@ def test_panic_stages_over_jack(receiver: Receiver) -> None:
                 *all_off_messages([1], sound_off=False)]  # and all notes off where it was used
     assert receiver.wait_for(lambda got: len(got) >= len(expected))
     time.sleep(0.05)
-    assert receiver.data() == expected
+    # an xrun meanwhile (another test's show on the shared server: 175 closing messages came
+    # again in one run) makes the output write its last closing messages again: still right
+    as_sent(receiver.data(), expected, receiver.xruns, "the panic's stages", resent_ok=True)
 
 
 # ── the sending process (the one `yuezheng live` uses) ─────────────────────────────────────────
