@@ -213,7 +213,9 @@ def test_osc_garbage_and_bursts_over_jack(jack) -> None:
         remote.drain()
         assert remote.insist("/resume")["held"] is False
         out, err = proc.communicate(timeout=60)
-        delivered(proc.returncode, out + err)
+        # (what the flood must not do is break the show; a message a dropped JACK cycle made
+        # late — another test's show on the shared server — is the machine's, and said so)
+        delivered(proc.returncode, out + err, rx.xruns)
         assert "played 鄉射禮" in out
         time.sleep(0.1)
         assert sum(m[0] & 0xF0 == 0x90 for m in rx.data()) > 50

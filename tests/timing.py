@@ -71,13 +71,17 @@ def _resent_closing(got: list[object], want: list[object]) -> bool:
     return i == len(want)
 
 
-def delivered(returncode: int, output: str) -> None:
+def delivered(returncode: int, output: str, xruns: int = 0) -> None:
     """A live run ended well (exit 0); one that says only that messages were handed over late
-    (its own "NOT ON TIME" report, nothing lost, exit 1) is a TimingFailure."""
+    (its own "NOT ON TIME" report, nothing lost, exit 1) is a TimingFailure — or, given the
+    ``xruns`` JACK counted meanwhile (> 0) by a test that is not about time, the machine's
+    dropped cycle, honestly reported: it passes."""
     if returncode == 0:
         return
     late_only = (returncode == 1 and "NOT ON TIME" in output and "OUTPUT LOST" not in output
                  and "Traceback" not in output and "internal error" not in output)
+    if late_only and xruns:
+        return
     if late_only:
         raise TimingFailure(f"the show was late on this machine: {_report(output)}")
     assert returncode == 0, output
