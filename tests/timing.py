@@ -6,7 +6,7 @@ later than the output's latency allows for. A test that measures time says so by
 ``TimingFailure`` — through ``on_time`` (a bound on time), ``as_sent`` (messages that differ
 after JACK's own count of xruns says the machine dropped a cycle) or ``delivered`` (a live run
 whose own report says only that it was late) — and only a test marked ``@timing_flaky`` is run
-again, at most twice, and only for a ``TimingFailure``. Anything else (a wrong message, a wrong
+again, at most ``TIMING_RERUNS`` times, and only for a ``TimingFailure``. Anything else (a wrong message, a wrong
 order without an xrun, a crash) fails at once. tests/test_tiers.py holds the rule: the marker
 sits on tests (not helpers or fixtures), and nowhere else is a test re-run.
 """
@@ -20,7 +20,10 @@ import pytest
 
 from instruments.midi import is_all_off, is_note_off
 
-TIMING_RERUNS = 2
+TIMING_RERUNS = 3
+"""plays after the first (3: on 2026-12-03 an xrun storm of this VM spoiled three plays of a 30 s
+射節 in a row, 15 xruns in one, where the runs before and after had 0–2 reruns: the storms come
+in bursts, and one more play, a show later, gives one time to pass)"""
 T = TypeVar("T")
 
 
