@@ -57,9 +57,10 @@ def _file_messages(*args: str, jie_seconds: str = "1") -> list[tuple[float, byte
 @pytest.fixture(scope="module")
 def she_jie_run(jack: tuple[int, int], tmp_path_factory: pytest.TempPathFactory):
     """The 射節 of 鄉射 played live once for the module's tests (30 s: 6 耦 cycles of 5 節 of
-    1 s); played again (``TIMING_RERUNS`` times at most) while the machine spoiled it — a ``TimingFailure`` of
-    ``_as_the_file`` (late, off its frame, or messages lost in JACK's xruns); an xrun that
-    spoiled nothing is no reason — since a re-run of one test would not play it again."""
+    1 s); played again (``TIMING_RERUNS`` times at most) while the machine spoiled it — a
+    ``TimingFailure`` of ``_as_the_file`` (late, off its frame, or messages lost in JACK's
+    xruns); an xrun that spoiled nothing is no reason — since a re-run of one test would not
+    play it again."""
     def attempt() -> tuple[int, str, list, Path, int]:
         rx = Receiver()
         log = tmp_path_factory.mktemp("live") / "she.jsonl"
@@ -387,8 +388,8 @@ def test_pyo_output_plays_the_offline_voices_in_time(jack, tmp_path: Path) -> No
     coarse = max((heard[0] - t for t in (strokes[0], messages[0][0])),
                  key=lambda o: len(matches(o)))
     # a dropout is a run of exact zeros inside the sound: a period pyo's client or the
-    # recorder missed (an xrun of the server: 30–160 in a 35 s run on this VM, each client
-    # blamed in turn; the recorder's are bounded above, < 1 % of the frames). Strokes within
+    # recorder missed (an xrun of the server: 2–44 in a 35 s run on this VM on 2026-12-03,
+    # 42–157 before; the recorder's are bounded above, < 1 % of the frames). Strokes within
     # 30 ms of one are left out: what the machine dropped is not heard, and every stroke of the
     # stretches it kept must be, on the grid — as long as those are most of the strokes
     mono = live.mean(axis=1)

@@ -29,9 +29,9 @@ JIE_S = "1"  # 4 drum strokes a 節: one 節's stroke is 0.25 s
 @pytest.fixture(scope="module")
 def failover(jack, tmp_path_factory: pytest.TempPathFactory):
     """One run: the 射節 (30 節 of 1 s), the main killed just after 節 index 7's stroke; run
-    again (``TIMING_RERUNS`` times at most) while the machine spoiled it: a show reports itself late, a bound on
-    time fails, or a check fails while JACK counts an xrun in it (a cycle whose MIDI it
-    dropped).  An xrun that spoiled nothing is no reason to play it again."""
+    again (``TIMING_RERUNS`` times at most) while the machine spoiled it: a show reports itself
+    late, a bound on time fails, or a check fails while JACK counts an xrun in it (a cycle
+    whose MIDI it dropped).  An xrun that spoiled nothing is no reason to play it again."""
     def attempt() -> tuple[Failover, Path, int]:
         log_dir = tmp_path_factory.mktemp("standby")
         rx_main, rx_backup = Receiver(), Receiver()

@@ -6,9 +6,10 @@ later than the output's latency allows for. A test that measures time says so by
 ``TimingFailure`` — through ``on_time`` (a bound on time), ``as_sent`` (messages that differ
 after JACK's own count of xruns says the machine dropped a cycle) or ``delivered`` (a live run
 whose own report says only that it was late) — and only a test marked ``@timing_flaky`` is run
-again, at most ``TIMING_RERUNS`` times, and only for a ``TimingFailure``. Anything else (a wrong message, a wrong
-order without an xrun, a crash) fails at once. tests/test_tiers.py holds the rule: the marker
-sits on tests (not helpers or fixtures), and nowhere else is a test re-run.
+again, at most ``TIMING_RERUNS`` times, and only for a ``TimingFailure``. Anything else (a
+wrong message, a wrong order without an xrun, a crash) fails at once. tests/test_tiers.py
+holds the rule: the marker sits on tests (not helpers or fixtures), and nowhere else is a test
+re-run.
 """
 
 from __future__ import annotations
