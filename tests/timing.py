@@ -63,16 +63,53 @@ def as_sent(got: Sequence[object], want: Sequence[object], xruns: int, what: str
 
 def _resent_closing(got: list[object], want: list[object]) -> bool:
     """``got`` is ``want`` in its order with closing messages of ``want`` added (no fewer)."""
-    if len(got) <= len(want):
+    return len(got) > len(want) and resends_only(got, want)
+
+
+def placed(got: Sequence[object], want: Sequence[object],
+           before: Sequence[object] = ()) -> list[int] | None:
+    """Where ``want``'s messages are in ``got``, in order, when every other message of ``got``
+    up to the last of them is a closing message (note-off, all-off) already written — of
+    ``before`` or of ``want``'s so far —: written again after an xrun (``ports.jackout``);
+    ``None`` when ``got`` is not so. What follows the last is not looked at."""
+    written = {m for m in before if _closing(m)}
+    at: list[int] = []
+    for n, message in enumerate(got):
+        if len(at) == len(want):
+            break
+        if message == want[len(at)]:
+            at.append(n)
+            if _closing(message):
+                written.add(message)
+        elif message not in written:
+            return None
+    return at if len(at) == len(want) else None
+
+
+def resends_only(got: Sequence[object], want: Sequence[object],
+                 before: Sequence[object] = ()) -> bool:
+    """``got`` is ``want`` with closing messages already written (``placed``) written again,
+    the last ones after it included."""
+    at = placed(got, want, before)
+    if at is None:
         return False
-    i = 0
-    for message in got:
-        if i < len(want) and message == want[i]:
-            i += 1
-        elif not (isinstance(message, bytes) and (is_note_off(message) or is_all_off(message))
-                  and message in want):  # what the output writes again (ports.jackout)
-            return False
-    return i == len(want)
+    written = {m for m in (*before, *want) if _closing(m)}
+    return all(m in written for m in got[at[-1] + 1 if at else 0:])
+
+
+def placed_as_sent(got: Sequence[object], want: Sequence[object], xruns: int,
+                   what: str) -> list[int]:
+    """``placed(got, want)`` — ``want`` at the start of ``got``, closing messages written again
+    among them allowed —, or the failure ``as_sent`` gives their difference."""
+    at = placed(got, want)
+    if at is None:
+        as_sent(got[:len(want)], want, xruns, what)
+        raise AssertionError(what)  # (as_sent passes only what placed places)
+    return at
+
+
+def _closing(message: object) -> bool:
+    return isinstance(message, bytes) and (is_note_off(message) or is_all_off(message))
 
 
 def delivered(returncode: int, output: str, xruns: int = 0) -> None:
