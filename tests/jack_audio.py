@@ -6,10 +6,11 @@ time."""
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Sequence
 
 import numpy as np
 
-from instruments.ports.jacklib import AUDIO_TYPE, PORT_IS_INPUT, ActiveClient
+from instruments.ports.jacklib import AUDIO_TYPE, PORT_IS_INPUT, ActiveClient, cycle_on_perf_clock
 
 
 class JackRecorder(ActiveClient):
@@ -19,6 +20,7 @@ class JackRecorder(ActiveClient):
         self.ports: list[int] = []
         self.port_names: list[str] = []
         self.blocks: list[tuple[int, np.ndarray]] = []
+        self.block_times: list[float] = []  # each period's start on the perf_counter clock
         self.rate = 0
 
     def open(self) -> JackRecorder:
@@ -48,6 +50,21 @@ class JackRecorder(ActiveClient):
             out[at:at + len(block)] = block
         return out
 
+    def perf_times(self, seconds: Sequence[float]) -> np.ndarray:
+        """Moments of ``audio()`` (seconds into it) on ``time.perf_counter``'s clock: when JACK
+        ran the period that holds each, by its own estimate of its cycle times (what a device
+        plays; the dummy driver's frame count loses the time its timer stalls in an xrun, so
+        frame / rate alone drifts from real time by tens of ms in an xrun storm)."""
+        blocks = list(self.blocks)
+        times = np.array(list(self.block_times)[:len(blocks)])
+        first = blocks[0][0]
+        at = np.array([(frame - first) % 2**32 for frame, _ in blocks]) / self.rate
+        order = np.argsort(at)
+        at, times = at[order], times[order]
+        x = np.asarray(seconds, dtype=float)
+        i = np.clip(np.searchsorted(at, x, side="right") - 1, 0, len(at) - 1)
+        return times[i] + x - at[i]
+
     @property
     def missed_frames(self) -> int:
         """Frames between the first and the last period that no period brought."""
@@ -64,6 +81,8 @@ class JackRecorder(ActiveClient):
                 ptr = ctypes.cast(lib.jack_port_get_buffer(port, nframes),
                                   ctypes.POINTER(ctypes.c_float))
                 block[:, i] = np.ctypeslib.as_array(ptr, shape=(nframes,))
+            self.block_times.append(cycle_on_perf_clock(lib, self._client or 0, nframes,
+                                                        self.rate)[0])
             self.blocks.append((lib.jack_last_frame_time(self._client), block))
         except Exception:  # nothing may escape into JACK's thread
             return 0

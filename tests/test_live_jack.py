@@ -24,6 +24,8 @@ from instruments.ports.jacklib import LATENCY_PERIODS
 from tests.test_ports_jack import Receiver, _unsilenced, timing_errors_ms
 from tests.timing import (
     delivered,
+    near_xruns,
+    off_time_is_the_machines,
     on_time,
     placed_as_sent,
     resends_only,
@@ -67,9 +69,10 @@ def she_jie_run(jack: tuple[int, int], tmp_path_factory: pytest.TempPathFactory)
     """The 射節 of 鄉射 played live once for the module's tests (30 s: 6 耦 cycles of 5 節 of
     1 s); played again (``TIMING_RERUNS`` times at most) while the machine spoiled it — a
     ``TimingFailure`` of ``_as_the_file`` (late, off its frame, or messages lost in JACK's
-    xruns); an xrun that spoiled nothing is no reason — since a re-run of one test would not
-    play it again."""
-    def attempt() -> tuple[int, str, list, Path, int]:
+    xruns), or messages an xrun put off time (the log's ``late``: a proof ``check`` refuses) —
+    since a re-run of one test would not play it again. The last play is kept whatever it
+    says; an xrun that spoiled nothing is no reason."""
+    def attempt() -> tuple[int, str, list, Path, list[float]]:
         rx = Receiver()
         log = tmp_path_factory.mktemp("live") / "she.jsonl"
         try:
@@ -78,12 +81,20 @@ def she_jie_run(jack: tuple[int, int], tmp_path_factory: pytest.TempPathFactory)
                          str(log))
             out, err = proc.communicate(timeout=60)
             time.sleep(0.1)
-            return proc.returncode, out + err, list(rx.messages), log, rx.xruns
+            return proc.returncode, out + err, list(rx.messages), log, rx.xrun_times
         finally:
             rx.close()
 
+    def spoiled(run: tuple[int, str, list, Path, list[float]]) -> str:
+        return spoiled_by(lambda: _as_the_file(run, jack)) or (
+            "late" if any(r["event"] == "late" for r in _records(run[3])) else "")
+
     # (no xrun count given: ``as_sent`` in the checks already tells messages lost in an xrun)
-    yield until_quiet(attempt, lambda run: spoiled_by(lambda: _as_the_file(run, jack)))
+    yield until_quiet(attempt, spoiled)
+
+
+def _records(log: Path) -> list[dict]:
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
 
 
 @timing_flaky
@@ -91,10 +102,12 @@ def test_live_she_jie_is_the_file_in_order_and_time(she_jie_run, jack) -> None:
     _as_the_file(she_jie_run, jack)
 
 
-def _as_the_file(run: tuple[int, str, list, Path, int], jack: tuple[int, int]) -> None:
-    """The live 射節 ``run`` is the file's messages, in order and on time."""
-    rc, output, got, log, xruns = run
-    delivered(rc, output)
+def _as_the_file(run: tuple[int, str, list, Path, list[float]], jack: tuple[int, int]) -> None:
+    """The live 射節 ``run`` is the file's messages, in order and on time — but for what an
+    xrun JACK reported spoiled (``timing.off_time_is_the_machines``)."""
+    rc, output, got, log, xrun_times = run
+    xruns = len(xrun_times)
+    delivered(rc, output, xruns)  # (a late-only show after xruns: the messages tell whose)
     expected = _file_messages("she-jie", "she-jie")
     # the file's 三分損益 goes as MIDI Tuning Standard single-note tuning changes (the 瑟's
     # 林鍾 against its 黃鍾 drone), and live they arrive whole, byte for byte
@@ -120,30 +133,40 @@ def _as_the_file(run: tuple[int, str, list, Path, int], jack: tuple[int, int]) -
     # what arrives holds to 3 ms of the file: the output puts each message on its deadline's
     # frame, provided it was handed over within the output's latency less one period (the
     # show log's per-cue lateness, measured at each hand-over against its deadline)
+    # — but for messages an xrun (JACK's own report, near them) put in a later cycle: the
+    # cycles it skipped, at most the output's latency
     bound = 3.0
     frames, rate = jack
-    handover_ms = 1000 * (LATENCY_PERIODS - 1) * frames / rate
-    bad = [(i, round(e, 2), round(expected[i][0], 3)) for i, e in enumerate(errors_ms)
-           if e > bound]
-    on_time(max(errors_ms) <= bound, f"worst timing error {max(errors_ms):.2f} ms: {bad[:12]}")
+    period_ms = 1000 * frames / rate
+    handover_ms = (LATENCY_PERIODS - 1) * period_ms
+    off_time_is_the_machines(errors_ms, [got[i][0] for i in at], xrun_times, bound,
+                             bound + LATENCY_PERIODS * period_ms, "the live 射節")
     sent = [json.loads(x) for x in log.read_text(encoding="utf-8").splitlines()
             if '"event": "sent"' in x]
     assert sent
     on_time(all(r["late_max_ms"] <= handover_ms for r in sent), f"handed over late: {sent}")
-    on_time(all(r["missed_frames"] == 0 for r in sent), f"off its frame: {sent}")
+    # (a message off its frame arrives off time: the check above told whose it was)
+    on_time(all(r["missed_frames"] == 0 for r in sent) or xruns > 0, f"off its frame: {sent}")
 
 
 @timing_flaky
 def test_check_holds_on_the_live_log(she_jie_run) -> None:
-    rc, output, _, log, _ = she_jie_run
-    delivered(rc, output)
-    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    """``check LOG`` proves 間若一 from what the show did — and refuses the 節 near messages
+    it logged as not on time (a play an xrun spoiled in every one of its plays)."""
+    rc, output, _, log, xrun_times = she_jie_run
+    delivered(rc, output, len(xrun_times))
+    records = _records(log)
     jie = [r for r in records if r["event"] == "jie"]
     assert len(jie) == 30 and {r["cue"] for r in jie} == {"she-jie"}
     assert [r["event"] for r in records if r["event"] in ("start", "end")] == ["start", "end"]
-    check = subprocess.run([sys.executable, str(ROOT / "cli.py"), "check", str(log)], cwd=ROOT,
-                           capture_output=True, text=True, timeout=60)
-    assert check.returncode == 0, check.stdout + check.stderr
+    check = subprocess.run([sys.executable, str(ROOT / "cli.py"), "check", "--verbose",
+                            str(log)], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    late = [r for r in records if r["event"] == "late"]
+    if not late:
+        assert check.returncode == 0, check.stdout + check.stderr
+    else:  # exit 4: the timing does not hold where the show says it was not delivered
+        assert check.returncode == 4 and "not delivered on time" in check.stdout, (
+            late, check.stdout + check.stderr)
 
 
 @timing_flaky
@@ -246,7 +269,7 @@ def test_resume_restarts_at_the_logged_cue(jack, tmp_path: Path) -> None:
                      "--jie-seconds", "0.2", "--output", f"jack:{rx.port_name}", "--log",
                      str(log2))
         out, err = proc.communicate(timeout=30)
-        delivered(proc.returncode, out + err)
+        delivered(proc.returncode, out + err, rx.xruns)  # (late only after xruns: the machine's)
         starts = [json.loads(line)["cue"] for line in log2.read_text().splitlines()
                   if json.loads(line)["event"] == "start"]
         assert starts == ["she-jie"]
@@ -367,6 +390,7 @@ def test_pyo_output_plays_the_offline_voices_in_time(jack, tmp_path: Path) -> No
         time.sleep(0.3)
         live = rec.audio()
         missed = rec.missed_frames
+        xrun_times = list(rec.xrun_times)
     finally:
         rec.close()
     # periods the recorder missed (an xrun on this busy machine) are silence in their place
@@ -385,8 +409,14 @@ def test_pyo_output_plays_the_offline_voices_in_time(jack, tmp_path: Path) -> No
     # detector's grid mode (a quick stroke over the ring of an accented one rises above the
     # level just before it, not above that ring's held peak; half the spacing is the
     # refractory period)
-    heard = np.array(detect_onsets(live.mean(axis=1), rec.rate, spacing_s=PYO_STROKE_S))
-    assert heard.size
+    onsets = np.array(detect_onsets(live.mean(axis=1), rec.rate, spacing_s=PYO_STROKE_S))
+    assert onsets.size
+    # each onset when JACK ran its period (``JackRecorder.perf_times``), from the recording's
+    # start: the dummy driver's frames lose the time its timer stalls in an xrun (seen: every
+    # stroke after 23.5 s of a run 31–47 ms late by frame / rate)
+    origin = float(rec.perf_times([0.0])[0])
+    heard = rec.perf_times(onsets) - origin
+    xruns_at = [x - origin for x in xrun_times]
 
     def matches(offset: float) -> list[tuple[int, float]]:
         found = []
@@ -400,26 +430,39 @@ def test_pyo_output_plays_the_offline_voices_in_time(jack, tmp_path: Path) -> No
                  key=lambda o: len(matches(o)))
     # a dropout is a run of exact zeros inside the sound: a period pyo's client or the
     # recorder missed (an xrun of the server: 2–44 in a 35 s run on this VM on 2026-12-03,
-    # 42–157 before; the recorder's are bounded above, < 1 % of the frames). Strokes within
-    # 30 ms of one are left out: what the machine dropped is not heard, and every stroke of the
-    # stretches it kept must be, on the grid — as long as those are most of the strokes
+    # 42–157 before; the recorder's are bounded above, < 1 % of the frames); a period pyo
+    # finished late may instead leave the last one's samples in the port, no zeros, so the
+    # xruns JACK reported (at their notices) count too. A dropout is itself an onset (the sound
+    # stops and comes back), and the detector keeps one onset in half a stroke's spacing (its
+    # refractory time): strokes that near a dropout or an xrun are left out (seen: strokes
+    # 55–125 ms from a dropout unheard). What the machine dropped is not heard, and every
+    # stroke of the stretches it kept must be, on the grid — as long as those are most of them
+    frames, _ = jack
     mono = live.mean(axis=1)
     silent = np.flatnonzero(mono == 0.0)
     runs = np.split(silent, np.flatnonzero(np.diff(silent) > 1) + 1) if silent.size else []
-    start_s, end_s = heard[0] - 0.05, heard[-1]
-    dropouts = [r[0] / rec.rate for r in runs
-                if len(r) >= 64 and start_s < r[0] / rec.rate < end_s]
+    start_s, end_s = onsets[0] - 0.05, onsets[-1]
+    dropouts = list(rec.perf_times([r[0] / rec.rate for r in runs
+                                    if len(r) >= 64 and start_s < r[0] / rec.rate < end_s])
+                    - origin)
+    hidden_s = PYO_STROKE_S / 2 + frames / rec.rate  # half a spacing and a period
     spoiled = {i for i, t in enumerate(strokes)
-               if any(abs(t + coarse - d) < 0.03 for d in dropouts)}
+               if near_xruns(t + coarse, [*dropouts, *xruns_at], reach=hidden_s)}
     on_time(len(spoiled) <= 0.5 * len(strokes),
-            f"{len(dropouts)} dropouts in the recording spoiled {len(spoiled)} strokes")
+            f"{len(dropouts)} dropouts and {len(xruns_at)} xruns in the recording spoiled "
+            f"{len(spoiled)} strokes")
     matched = [(i, t) for i, t in matches(coarse) if i not in spoiled]
     kept = len(strokes) - len(spoiled)
-    assert len(matched) >= 0.95 * kept, f"{len(matched)} of the {kept} clear strokes heard"
+    found = {i for i, _ in matched}
+    unheard = [(round(float(t + coarse), 3), round(float(np.min(np.abs(heard - t - coarse))), 3))
+               for i, t in enumerate(strokes) if i not in spoiled and i not in found]
+    assert len(matched) >= 0.95 * kept, (
+        f"{len(matched)} of the {kept} clear strokes heard; unheard (at s, nearest onset s): "
+        f"{unheard[:20]}; dropouts {[round(float(d), 3) for d in dropouts[:20]]}; xruns "
+        f"{[round(x, 3) for x in xruns_at[:20]]}")
     # 間若一 on the recording: pyo starts a voice at the start of its next block, a JACK period
     # (5.33 ms) here, so the strokes move by up to a period around the grid, on top of the
     # detector's own error: 10 ms plus a period rather than the 10 ms of an offline render
-    frames, _ = jack
     report = check_grid([t for _, t in matched], 10.0 + 1000 * frames / rec.rate,
                         "live pyo strokes", indices=[i for i, _ in matched])
     on_time(report.ok, f"the live strokes' timing does not hold: {report}")

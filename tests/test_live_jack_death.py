@@ -30,8 +30,13 @@ SHOW = ("live", "xiang-she", "--from", "she-jie", "--until", "she-jie", "--jie-s
 
 
 def _ports(server: OwnServer) -> list[str]:
-    out = subprocess.run(["jack_lsp"], env=server.env, capture_output=True, text=True,
-                         timeout=20).stdout
+    """The server's ports; none while ``jack_lsp`` does not answer within 20 s (seen in an
+    xrun storm, a server booting pyo's client: the caller's own deadline bounds the wait)."""
+    try:
+        out = subprocess.run(["jack_lsp"], env=server.env, capture_output=True, text=True,
+                             timeout=20).stdout
+    except subprocess.TimeoutExpired:
+        return []
     return out.split()
 
 

@@ -70,6 +70,11 @@ class Receiver:
         """The xruns JACK reported while this receiver ran (the machine dropped a cycle)."""
         return self._in.xruns
 
+    @property
+    def xrun_times(self) -> list[float]:
+        """When JACK told this receiver of each xrun (``time.perf_counter`` s, a little late)."""
+        return list(self._in.xrun_times)
+
     def wait_for(self, predicate, timeout: float = 5.0) -> bool:
         deadline = time.perf_counter() + timeout
         while time.perf_counter() < deadline:

@@ -145,7 +145,11 @@ def test_a_full_period_buffer_defers_and_drops_nothing(jack) -> None:
         time.sleep(0.2)
         first = list(dict.fromkeys(received(receiver)))  # each message at its first arrival
         assert deferred > 0  # periods that were full
-        assert [m for m in first if is_note_off(m) or is_all_off(m)] == closing
+        arrived = [m for m in first if is_note_off(m) or is_all_off(m)]
+        if xruns:  # a first writing an xrun lost arrives when written again, later: each one
+            assert sorted(arrived) == sorted(closing)
+        else:
+            assert arrived == closing
         if not xruns:
             assert first == expected  # every one, in the order handed over
     finally:

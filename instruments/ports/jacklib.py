@@ -21,11 +21,13 @@ import ctypes.util
 import errno
 import functools
 import time
+from collections import deque
 from typing import Any, Self
 
 from instruments.ports.base import NO_JACK_ADVICE, PortError
 
 LATENCY_PERIODS = 3
+XRUN_TIMES_KEPT = 10_000  # the moments of the last xruns a client keeps (80 KB at most)
 NO_START_SERVER = 0x01
 PORT_IS_INPUT = 0x1
 PORT_IS_OUTPUT = 0x2
@@ -203,7 +205,9 @@ def cycle_on_perf_clock(lib: ctypes.CDLL, client: int, nframes: int,
 class ActiveClient(JackWatch):
     """A JACK client with ports and a Python process callback ``_process(nframes, arg)``;
     ``xruns`` counts the xruns the server reported while it ran (JACK's own count: a timing
-    test tells a dropout of the machine's from a fault of ours by it)."""
+    test tells a dropout of the machine's from a fault of ours by it); ``xrun_times`` holds
+    the ``time.perf_counter()`` of the last ``XRUN_TIMES_KEPT`` notices (a little after each
+    xrun: JACK tells its clients from another thread), to tell which moments it spoiled."""
 
     def __init__(self, client_name: str) -> None:
         super().__init__(client_name)
@@ -213,12 +217,14 @@ class ActiveClient(JackWatch):
         self._active = False
         self.server_gone = False
         self.xruns = 0
+        self.xrun_times: deque[float] = deque(maxlen=XRUN_TIMES_KEPT)
 
     def _server_gone(self, _arg: object) -> None:
         self.server_gone = True
 
     def _xrun(self, _arg: object) -> int:
         self.xruns += 1
+        self.xrun_times.append(time.perf_counter())
         return 0
 
     def _process(self, nframes: int, _arg: object) -> int:
