@@ -150,6 +150,7 @@ class Failover:
     jie_s: float
     schedule: list[tuple[float, bytes]] = field(default_factory=list)
     jie_marks: list[tuple[float, int, int]] = field(default_factory=list)  # (t, k, n)
+    xruns: int = 0  # what the two receivers' JACK server reported meanwhile
 
     @property
     def takeover_s(self) -> float:
@@ -273,4 +274,5 @@ def run_failover(machines: TwoMachines, rx_main, rx_backup, log_dir: Path, *,
     time.sleep(0.2)
     schedule, marks = she_jie_schedule(jie_s)
     return Failover([(t, m) for t, m, _ in rx_main.messages],
-                    [(t, m) for t, m, _ in rx_backup.messages], kill_t, jie, schedule, marks)
+                    [(t, m) for t, m, _ in rx_backup.messages], kill_t, jie, schedule, marks,
+                    rx_main.xruns + rx_backup.xruns)

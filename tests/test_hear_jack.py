@@ -149,7 +149,12 @@ def test_live_hear_logs_what_the_drummer_did_and_check_proves_it(server, she_jie
     assert hearing[0]["what"] == "ready" and hearing[0]["rate"] == 48000
     placed = [r for r in heard if r.get("cue") == "she-jie"]
     assert len(placed) == len(heard)  # every stroke fell in the 射節
-    assert len({r["index"] for r in placed}) == len(placed)
+    # one stroke heard on each 節 point — or two after a dropped cycle of the server or of the
+    # rig's player (the sound stops and comes back: an onset the input really had)
+    once = len({r["index"] for r in placed}) == len(placed)
+    on_time(once or not (xruns or record["player_xruns"]),
+            f"strokes heard twice after {len(xruns)} + {len(record['player_xruns'])} xruns")
+    assert once, [r["index"] for r in placed]
     assert max(r["index"] for r in placed) < 120
     # the drummer came in with the program: each stroke a constant distance from the 節 sent
     # (the program's output latency and the rig's reaction) — but an xrun throws JACK's

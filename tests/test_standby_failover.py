@@ -83,7 +83,10 @@ def _takes_over(run: Failover, log_dir: Path) -> None:
     offset = run.offset()
     due = [i for i, (s, m) in enumerate(run.schedule) if m[0] & 0xF0 == 0x90 and m[2] > 0
            and s + offset >= first_note - 0.001]
-    assert set(due) <= set(found)
+    missing = sorted(set(due) - set(found))  # lost in a cycle JACK dropped: the machine's
+    on_time(not missing or not run.xruns, f"{len(missing)} notes due from the backup lost "
+                                          f"after {run.xruns} xrun(s): {missing[:12]}")
+    assert not missing, missing
     records = read_log(log_dir / "backup.jsonl")
     states = [r["state"] for r in records if r.get("event") == "standby"]
     assert states[:2] == ["armed", "takeover"], states
