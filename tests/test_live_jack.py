@@ -152,7 +152,7 @@ def _as_the_file(run: tuple[int, str, list, Path, list[float]], jack: tuple[int,
 @timing_flaky
 def test_check_holds_on_the_live_log(she_jie_run) -> None:
     """``check LOG`` proves 間若一 from what the show did — and refuses the 節 near messages
-    it logged as not on time (a play an xrun spoiled in every one of its plays)."""
+    it logged as not on time (the fixture's last play, when xruns spoiled every play)."""
     rc, output, _, log, xrun_times = she_jie_run
     delivered(rc, output, len(xrun_times))
     records = _records(log)

@@ -69,8 +69,8 @@ def _resent_closing(got: list[object], want: list[object]) -> bool:
 def placed(got: Sequence[object], want: Sequence[object],
            before: Sequence[object] = ()) -> list[int] | None:
     """Where ``want``'s messages are in ``got``, in order, when every other message of ``got``
-    up to the last of them is a closing message (note-off, all-off) already written — of
-    ``before`` or of ``want``'s so far —: written again after an xrun (``ports.jackout``);
+    up to the last of them is a closing message (note-off, all-off) already written (in
+    ``before``, or among ``want``'s so far): written again after an xrun (``ports.jackout``).
     ``None`` when ``got`` is not so. What follows the last is not looked at."""
     written = {m for m in before if _closing(m)}
     at: list[int] = []
