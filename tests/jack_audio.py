@@ -19,8 +19,8 @@ class JackRecorder(ActiveClient):
         self.channels = channels
         self.ports: list[int] = []
         self.port_names: list[str] = []
-        self.blocks: list[tuple[int, np.ndarray]] = []
-        self.block_times: list[float] = []  # each period's start on the perf_counter clock
+        # (first frame, samples, the period's start on the perf_counter clock) of each period
+        self.blocks: list[tuple[int, np.ndarray, float]] = []
         self.rate = 0
 
     def open(self) -> JackRecorder:
@@ -45,7 +45,7 @@ class JackRecorder(ActiveClient):
             return np.zeros((0, self.channels), dtype=np.float32)
         first = blocks[0][0]
         out = np.zeros((_end(blocks), self.channels), dtype=np.float32)
-        for frame, block in blocks:
+        for frame, block, _ in blocks:
             at = (frame - first) % 2**32
             out[at:at + len(block)] = block
         return out
@@ -56,9 +56,9 @@ class JackRecorder(ActiveClient):
         plays; the dummy driver's frame count loses the time its timer stalls in an xrun, so
         frame / rate alone drifts from real time by tens of ms in an xrun storm)."""
         blocks = list(self.blocks)
-        times = np.array(list(self.block_times)[:len(blocks)])
+        times = np.array([t for _, _, t in blocks])
         first = blocks[0][0]
-        at = np.array([(frame - first) % 2**32 for frame, _ in blocks]) / self.rate
+        at = np.array([(frame - first) % 2**32 for frame, _, _ in blocks]) / self.rate
         order = np.argsort(at)
         at, times = at[order], times[order]
         x = np.asarray(seconds, dtype=float)
@@ -71,7 +71,7 @@ class JackRecorder(ActiveClient):
         blocks = list(self.blocks)
         if not blocks:
             return 0
-        return _end(blocks) - len({frame for frame, _ in blocks}) * len(blocks[0][1])
+        return _end(blocks) - len({frame for frame, _, _ in blocks}) * len(blocks[0][1])
 
     def _process(self, nframes: int, _arg: object) -> int:
         try:
@@ -81,16 +81,15 @@ class JackRecorder(ActiveClient):
                 ptr = ctypes.cast(lib.jack_port_get_buffer(port, nframes),
                                   ctypes.POINTER(ctypes.c_float))
                 block[:, i] = np.ctypeslib.as_array(ptr, shape=(nframes,))
-            self.block_times.append(cycle_on_perf_clock(lib, self._client or 0, nframes,
-                                                        self.rate)[0])
-            self.blocks.append((lib.jack_last_frame_time(self._client), block))
+            start, _ = cycle_on_perf_clock(lib, self._client or 0, nframes, self.rate)
+            self.blocks.append((lib.jack_last_frame_time(self._client), block, start))
         except Exception:  # nothing may escape into JACK's thread
             return 0
         return 0
 
 
-def _end(blocks: list[tuple[int, np.ndarray]]) -> int:
+def _end(blocks: list[tuple[int, np.ndarray, float]]) -> int:
     """Frames from the first period's first frame to the last period's end (the frame counter
     wraps at 2³²)."""
     first = blocks[0][0]
-    return max((frame - first) % 2**32 + len(block) for frame, block in blocks)
+    return max((frame - first) % 2**32 + len(block) for frame, block, _ in blocks)

@@ -21,6 +21,7 @@ import pytest
 
 from instruments.midi import all_off_messages, channel_of, is_tuning_restore, read_note_tuning
 from instruments.ports.jacklib import LATENCY_PERIODS
+from tests.standby_rig import read_log
 from tests.test_ports_jack import Receiver, _unsilenced, timing_errors_ms
 from tests.timing import (
     delivered,
@@ -87,14 +88,10 @@ def she_jie_run(jack: tuple[int, int], tmp_path_factory: pytest.TempPathFactory)
 
     def spoiled(run: tuple[int, str, list, Path, list[float]]) -> str:
         return spoiled_by(lambda: _as_the_file(run, jack)) or (
-            "late" if any(r["event"] == "late" for r in _records(run[3])) else "")
+            "late" if any(r["event"] == "late" for r in read_log(run[3])) else "")
 
     # (no xrun count given: ``as_sent`` in the checks already tells messages lost in an xrun)
     yield until_quiet(attempt, spoiled)
-
-
-def _records(log: Path) -> list[dict]:
-    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
 
 
 @timing_flaky
@@ -129,7 +126,8 @@ def _as_the_file(run: tuple[int, str, list, Path, list[float]], jack: tuple[int,
     assert len(restored) == 1 and all(is_tuning_restore(m) for m in after if m[0] == 0xF0)
     assert {k for k, _ in restored[0].changes} == {k for t in tunings for k, pitch in t.changes
                                                    if pitch != (k, 0, 0)}
-    errors_ms = timing_errors_ms([t for t, _ in expected], [got[i][0] for i in at])
+    arrived = [got[i][0] for i in at]
+    errors_ms = timing_errors_ms([t for t, _ in expected], arrived)
     # what arrives holds to 3 ms of the file: the output puts each message on its deadline's
     # frame, provided it was handed over within the output's latency less one period (the
     # show log's per-cue lateness, measured at each hand-over against its deadline)
@@ -139,10 +137,9 @@ def _as_the_file(run: tuple[int, str, list, Path, list[float]], jack: tuple[int,
     frames, rate = jack
     period_ms = 1000 * frames / rate
     handover_ms = (LATENCY_PERIODS - 1) * period_ms
-    off_time_is_the_machines(errors_ms, [got[i][0] for i in at], xrun_times, bound,
+    off_time_is_the_machines(errors_ms, arrived, xrun_times, bound,
                              bound + LATENCY_PERIODS * period_ms, "the live 射節")
-    sent = [json.loads(x) for x in log.read_text(encoding="utf-8").splitlines()
-            if '"event": "sent"' in x]
+    sent = [r for r in read_log(log) if r["event"] == "sent"]
     assert sent
     on_time(all(r["late_max_ms"] <= handover_ms for r in sent), f"handed over late: {sent}")
     # (a message off its frame arrives off time: the check above told whose it was)
@@ -155,7 +152,7 @@ def test_check_holds_on_the_live_log(she_jie_run) -> None:
     it logged as not on time (the fixture's last play, when xruns spoiled every play)."""
     rc, output, _, log, xrun_times = she_jie_run
     delivered(rc, output, len(xrun_times))
-    records = _records(log)
+    records = read_log(log)
     jie = [r for r in records if r["event"] == "jie"]
     assert len(jie) == 30 and {r["cue"] for r in jie} == {"she-jie"}
     assert [r["event"] for r in records if r["event"] in ("start", "end")] == ["start", "end"]

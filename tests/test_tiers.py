@@ -9,8 +9,8 @@ from functools import cache
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
-TAGGED = {"on_time", "as_sent", "placed_as_sent", "off_time_is_the_machines", "delivered",
-          "late_run", "_late_is_timing"}
+TAGGED = {"on_time", "as_sent", "placed_as_sent", "off_time_is_the_machines",
+          "held_unless_xruns", "delivered", "late_run", "_late_is_timing"}
 
 
 @cache

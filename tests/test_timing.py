@@ -9,6 +9,7 @@ import pytest
 from tests.timing import (
     TimingFailure,
     as_sent,
+    held_unless_xruns,
     near_xruns,
     off_time_is_the_machines,
     placed,
@@ -77,3 +78,12 @@ def test_off_time_is_the_machines_only_near_an_xrun() -> None:
         off_time_is_the_machines([6.0, 6.0, 6.0, 0.5], moments, [0.0, 1.0, 2.0], 3.0, 19.0,
                                  "a storm")
     assert near_xruns(1.0, [1.04]) and not near_xruns(1.0, [1.06, 0.9])
+
+
+def test_held_unless_xruns_blames_the_machine_only_after_one() -> None:
+    held_unless_xruns(True, 0, "held")
+    with pytest.raises(TimingFailure, match="after 3 xrun"):
+        held_unless_xruns(False, 3, "lost")
+    with pytest.raises(AssertionError) as ours:
+        held_unless_xruns(False, 0, "lost")
+    assert not isinstance(ours.value, TimingFailure)

@@ -61,6 +61,14 @@ def as_sent(got: Sequence[object], want: Sequence[object], xruns: int, what: str
     assert list(got) == list(want), what
 
 
+def held_unless_xruns(ok: bool, xruns: int, message: str) -> None:
+    """A check of what arrived (``ok``): where it fails after ``xruns`` > 0 (JACK's own count),
+    what a dropped cycle lost is the machine's — a TimingFailure; without one, ours."""
+    if not ok and xruns:
+        raise TimingFailure(f"{message}, after {xruns} xrun(s) of the JACK server")
+    assert ok, message
+
+
 def _resent_closing(got: list[object], want: list[object]) -> bool:
     """``got`` is ``want`` in its order with closing messages of ``want`` added (no fewer)."""
     return len(got) > len(want) and resends_only(got, want)
